@@ -1,0 +1,14 @@
+#pragma once
+/// \file
+/// Everything research code needs, in one include.
+
+#include "convlab/accuracy.hpp"
+#include "convlab/algorithm.hpp"
+#include "convlab/config.hpp"
+#include "convlab/descriptor.hpp"
+#include "convlab/device.hpp"
+#include "convlab/error.hpp"
+#include "convlab/harness.hpp"
+#include "convlab/problem.hpp"
+#include "convlab/registry.hpp"
+#include "convlab/threads.hpp"

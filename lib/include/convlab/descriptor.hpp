@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// oneDNN benchdnn convolution problem descriptors and shape files.
+///
+/// A descriptor such as `g1mb32ic64ih56iw56oc64oh56ow56kh3kw3sh1sw1ph1pw1dh0dw0n"name"` is
+/// read exactly as benchdnn reads it:
+///  - entries are a key and a decimal number; `_` is ignored and may separate entries;
+///  - `n"..."` (last) names the layer; a trailing `*K` in the name is its repeat count;
+///  - mb defaults to 2, g to 1; ic, oc, a spatial input size and a kernel size are required;
+///  - a dimension given only in h (or only in w) is copied to the other (iw<-ih, kw<-kh,
+///    ow<-oh, sw<-sh, pw<-ph, dw<-dh);
+///  - dilation 0 is dense (benchdnn's convention): ConvProblem::dilation = d + 1;
+///  - padding not given is deduced from a given output size, else 0; a given output size
+///    must agree with the one computed.
+/// convlab is stricter than benchdnn in two ways: a key given twice is an error, and the
+/// 3-D keys (id, od, kd, sd, pd, dd) and right padding are refused as unsupported here.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "convlab/problem.hpp"
+
+namespace convlab {
+
+/// A named layer as a shape file lists it.
+struct Layer {
+  ConvProblem problem;
+  std::string name;    ///< the name without its `*K` suffix; may be empty
+  int64_t repeat = 1;  ///< how often the layer occurs in its network (the `*K` suffix)
+};
+
+/// Parses one descriptor. Throws Error{invalid_argument} that quotes the descriptor and says
+/// what was expected at which character (1-based), or Error{invalid_problem} when it parses
+/// but is no valid convolution.
+Layer parse_descriptor(std::string_view text);
+
+/// The canonical descriptor: every key written, in benchdnn order, dilation as benchdnn's
+/// d-1, the name (with `*K` when repeat > 1) last. parse_descriptor(format_descriptor(p))
+/// gives back p.
+std::string format_descriptor(const ConvProblem& problem, std::string_view name = {},
+                              int64_t repeat = 1);
+std::string format_descriptor(const Layer& layer);
+
+/// Parses the text of a benchdnn shape file: one descriptor per line, `#` starts a comment,
+/// blank lines are skipped. Errors name `source` and the line number.
+std::vector<Layer> parse_shape_text(std::string_view text, std::string_view source);
+
+/// Reads a shape file. Errors: Error{io} for a missing, unreadable or non-regular file (a
+/// directory), Error{invalid_argument} for a binary or empty file or a bad line.
+std::vector<Layer> read_shape_file(const std::string& path);
+
+}  // namespace convlab

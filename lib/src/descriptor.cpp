@@ -1,0 +1,348 @@
+#include "convlab/descriptor.hpp"
+
+#include <sys/stat.h>
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "convlab/error.hpp"
+
+namespace convlab {
+namespace {
+
+// The keys of a 2-D benchdnn conv descriptor, in canonical order.
+enum Key { kG, kMb, kIc, kIh, kIw, kOc, kOh, kOw, kKh, kKw, kSh, kSw, kPh, kPw, kDh, kDw, kCount };
+constexpr std::array<const char*, kCount> kKeyNames = {"g",  "mb", "ic", "ih", "iw", "oc",
+                                                       "oh", "ow", "kh", "kw", "sh", "sw",
+                                                       "ph", "pw", "dh", "dw"};
+
+[[noreturn]] void parse_error(std::string_view text, size_t pos, const std::string& what) {
+  throw Error(ErrorCode::invalid_argument, "bad descriptor '" + std::string(text) +
+                                               "': at character " + std::to_string(pos + 1) +
+                                               ": " + what);
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text) {}
+
+  Layer parse() {
+    if (text_.empty()) parse_error(text_, 0, "expected a descriptor, got an empty string");
+    size_t pos = 0;
+    while (pos < text_.size()) {
+      const char ch = text_[pos];
+      if (ch == '_') {
+        ++pos;
+        continue;
+      }
+      if (!std::isalpha(static_cast<unsigned char>(ch))) {
+        parse_error(text_, pos, std::string("expected a key such as 'mb' or 'ic', got '") + ch +
+                                    "'");
+      }
+      const size_t key_start = pos;
+      std::string_view key = read_key(pos);
+      pos += key.size();
+      if (key == "n") {
+        pos = parse_name(pos);
+        continue;
+      }
+      const int index = key_index(key, key_start);
+      if (given_[index]) {
+        parse_error(text_, key_start, "key '" + std::string(key) + "' given twice");
+      }
+      pos = parse_number(pos, key, &values_[index]);
+      given_[index] = true;
+    }
+    return build();
+  }
+
+ private:
+  // Keys are one or two letters; like benchdnn, take the known key the text starts with, so
+  // that "icX" reads as key "ic" followed by a bad number.
+  std::string_view read_key(size_t pos) const {
+    static constexpr std::array<const char*, 24> kAll = {
+        "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph",
+        "pw", "dh", "dw", "id", "od", "kd", "sd", "pd", "dd", "rh", "rw", "g"};
+    for (const char* k : kAll) {
+      const std::string_view key(k);
+      if (text_.substr(pos, key.size()) == key) return text_.substr(pos, key.size());
+    }
+    if (text_[pos] == 'n') return text_.substr(pos, 1);
+    size_t end = pos;
+    while (end < text_.size() && std::isalpha(static_cast<unsigned char>(text_[end]))) ++end;
+    return text_.substr(pos, end - pos);
+  }
+
+  int key_index(std::string_view key, size_t pos) const {
+    for (int i = 0; i < kCount; ++i) {
+      if (key == kKeyNames[i]) return i;
+    }
+    static constexpr std::array<const char*, 6> k3d = {"id", "od", "kd", "sd", "pd", "dd"};
+    for (const char* k : k3d) {
+      if (key == k) {
+        parse_error(text_, pos, "key '" + std::string(key) +
+                                    "' describes a 3-D convolution; convlab supports 2-D only");
+      }
+    }
+    if (key == "rh" || key == "rw") {
+      parse_error(text_, pos, "key '" + std::string(key) +
+                                  "' (right padding) is not supported: padding is symmetric");
+    }
+    parse_error(text_, pos,
+                "unknown key '" + std::string(key) +
+                    "': expected one of g mb ic ih iw oc oh ow kh kw sh sw ph pw dh dw n");
+  }
+
+  size_t parse_number(size_t pos, std::string_view key, int64_t* out) const {
+    const size_t start = pos;
+    bool negative = false;
+    if (pos < text_.size() && text_[pos] == '-') {
+      negative = true;
+      ++pos;
+    }
+    if (pos >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos]))) {
+      parse_error(text_, pos, "expected a number after '" + std::string(key) + "'");
+    }
+    int64_t value = 0;
+    while (pos < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos]))) {
+      const int digit = text_[pos] - '0';
+      if (__builtin_mul_overflow(value, int64_t{10}, &value) ||
+          __builtin_add_overflow(value, negative ? -digit : digit, &value)) {
+        parse_error(text_, start, "the number for '" + std::string(key) + "' overflows int64");
+      }
+      ++pos;
+    }
+    *out = value;
+    return pos;
+  }
+
+  size_t parse_name(size_t pos) {
+    if (has_name_) parse_error(text_, pos - 1, "key 'n' given twice");
+    if (pos >= text_.size() || text_[pos] != '"') {
+      parse_error(text_, pos, "expected '\"' to open the name after 'n'");
+    }
+    const size_t close = text_.find('"', pos + 1);
+    if (close == std::string_view::npos) {
+      parse_error(text_, pos, "unterminated name: no closing '\"'");
+    }
+    std::string_view name = text_.substr(pos + 1, close - pos - 1);
+    const size_t star = name.rfind('*');
+    if (star != std::string_view::npos && star + 1 < name.size() &&
+        name.find_first_not_of("0123456789", star + 1) == std::string_view::npos) {
+      int64_t repeat = 0;
+      for (size_t i = star + 1; i < name.size(); ++i) {
+        if (__builtin_mul_overflow(repeat, int64_t{10}, &repeat) ||
+            __builtin_add_overflow(repeat, int64_t{name[i] - '0'}, &repeat)) {
+          parse_error(text_, pos + 1 + star, "the repeat count '*N' overflows int64");
+        }
+      }
+      if (repeat <= 0) parse_error(text_, pos + 1 + star, "the repeat count '*N' must be >= 1");
+      layer_.repeat = repeat;
+      name = name.substr(0, star);
+    }
+    layer_.name = std::string(name);
+    has_name_ = true;
+    size_t after = close + 1;
+    if (after < text_.size()) {
+      parse_error(text_, after, "expected the end of the descriptor after the name, got '" +
+                                    std::string(text_.substr(after)) + "'");
+    }
+    return after;
+  }
+
+  // Copies a spatial dimension given only in h to w (or the other way round), benchdnn's
+  // promotion of square shapes.
+  void promote() {
+    // As in benchdnn, a dimension counts as given when one of its entries differs from the
+    // default (so "dw0" or "sw1" alone does not stop the promotion).
+    auto set = [&](Key key, int64_t default_value) {
+      return given_[key] && values_[key] != default_value;
+    };
+    const bool any_h = given_[kIh] || given_[kOh] || given_[kKh] || set(kSh, 1) ||
+                       set(kPh, 0) || set(kDh, 0);
+    const bool any_w = given_[kIw] || given_[kOw] || given_[kKw] || set(kSw, 1) ||
+                       set(kPw, 0) || set(kDw, 0);
+    const std::array<std::pair<Key, Key>, 6> pairs = {
+        {{kIh, kIw}, {kOh, kOw}, {kKh, kKw}, {kSh, kSw}, {kPh, kPw}, {kDh, kDw}}};
+    for (auto [hk, wk] : pairs) {
+      if (!any_w && given_[hk]) {
+        values_[wk] = values_[hk];
+        given_[wk] = true;
+      } else if (!any_h && given_[wk]) {
+        values_[hk] = values_[wk];
+        given_[hk] = true;
+      }
+    }
+  }
+
+  Layer build() {
+    promote();
+    auto require = [&](Key key, const char* what) {
+      if (!given_[key]) {
+        parse_error(text_, text_.size(), std::string("missing '") + kKeyNames[key] + "' (" +
+                                             what + ")");
+      }
+    };
+    require(kIc, "input channels");
+    require(kOc, "output channels");
+    require(kIh, "input height");
+    require(kIw, "input width");
+    require(kKh, "kernel height");
+    require(kKw, "kernel width");
+
+    ConvProblem& p = layer_.problem;
+    p.groups = given_[kG] ? values_[kG] : 1;
+    p.n = given_[kMb] ? values_[kMb] : 2;
+    p.c = values_[kIc];
+    p.k = values_[kOc];
+    p.h = values_[kIh];
+    p.w = values_[kIw];
+    p.r = values_[kKh];
+    p.s = values_[kKw];
+    p.stride_h = given_[kSh] ? values_[kSh] : 1;
+    p.stride_w = given_[kSw] ? values_[kSw] : 1;
+    // benchdnn's dilation 0 is dense; ours is 1. Overflow is left to validate().
+    p.dilation_h = given_[kDh] ? values_[kDh] + (values_[kDh] < INT64_MAX ? 1 : 0) : 1;
+    p.dilation_w = given_[kDw] ? values_[kDw] + (values_[kDw] < INT64_MAX ? 1 : 0) : 1;
+    p.pad_h = given_[kPh] ? values_[kPh] : deduced_pad(values_[kOh], given_[kOh], p.h, p.r,
+                                                       p.stride_h, p.dilation_h);
+    p.pad_w = given_[kPw] ? values_[kPw] : deduced_pad(values_[kOw], given_[kOw], p.w, p.s,
+                                                       p.stride_w, p.dilation_w);
+    p.validate();
+    check_output("oh", kOh, p.out_h());
+    check_output("ow", kOw, p.out_w());
+    return layer_;
+  }
+
+  // benchdnn deduces padding from a given output size: the smallest symmetric padding that
+  // yields it.
+  static int64_t deduced_pad(int64_t out, bool given, int64_t in, int64_t kernel,
+                             int64_t stride, int64_t dilation) {
+    if (!given || out <= 0 || in <= 0 || kernel <= 0 || stride <= 0 || dilation <= 0 ||
+        out > INT64_MAX / stride || kernel > INT64_MAX / dilation) {
+      return 0;
+    }
+    const int64_t needed = (out - 1) * stride + (kernel - 1) * dilation + 1 - in;
+    return needed > 0 ? (needed + 1) / 2 : 0;
+  }
+
+  void check_output(const char* key, Key index, int64_t computed) const {
+    if (given_[index] && values_[index] != computed) {
+      throw Error(ErrorCode::invalid_problem,
+                  "invalid problem " + layer_.problem.descriptor() + " (from '" +
+                      std::string(text_) + "'): given " + key + " " +
+                      std::to_string(values_[index]) + " does not match the computed " +
+                      std::to_string(computed));
+    }
+  }
+
+  std::string_view text_;
+  std::array<int64_t, kCount> values_{};
+  std::array<bool, kCount> given_{};
+  bool has_name_ = false;
+  Layer layer_;
+};
+
+std::string trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+}  // namespace
+
+Layer parse_descriptor(std::string_view text) { return Parser(text).parse(); }
+
+std::string format_descriptor(const ConvProblem& p, std::string_view name, int64_t repeat) {
+  std::ostringstream out;
+  out << "g" << p.groups << "mb" << p.n << "ic" << p.c << "ih" << p.h << "iw" << p.w << "oc"
+      << p.k << "oh" << p.out_h() << "ow" << p.out_w() << "kh" << p.r << "kw" << p.s << "sh"
+      << p.stride_h << "sw" << p.stride_w << "ph" << p.pad_h << "pw" << p.pad_w << "dh"
+      << p.dilation_h - 1 << "dw" << p.dilation_w - 1;
+  if (!name.empty() || repeat != 1) {
+    out << "n\"" << name;
+    if (repeat != 1) out << "*" << repeat;
+    out << "\"";
+  }
+  return out.str();
+}
+
+std::string format_descriptor(const Layer& layer) {
+  return format_descriptor(layer.problem, layer.name, layer.repeat);
+}
+
+std::vector<Layer> parse_shape_text(std::string_view text, std::string_view source) {
+  std::vector<Layer> layers;
+  size_t line_start = 0;
+  int line_number = 0;
+  while (line_start <= text.size()) {
+    size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    ++line_number;
+    std::string_view line = text.substr(line_start, line_end - line_start);
+    // '#' starts a comment unless it sits inside a quoted name.
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '"') quoted = !quoted;
+      if (line[i] == '#' && !quoted) {
+        line = line.substr(0, i);
+        break;
+      }
+    }
+    std::istringstream tokens{std::string(line)};
+    std::string token;
+    while (tokens >> token) {
+      const std::string where = std::string(source) + ":" + std::to_string(line_number) + ": ";
+      if (token.rfind("--", 0) == 0) {
+        throw Error(ErrorCode::invalid_argument,
+                    where + "'" + token + "' is a benchdnn option; shape files for convbench " +
+                        "hold descriptors only");
+      }
+      try {
+        layers.push_back(parse_descriptor(token));
+      } catch (const Error& e) {
+        throw Error(e.code(), where + e.what());
+      }
+    }
+    line_start = line_end + 1;
+  }
+  return layers;
+}
+
+std::vector<Layer> read_shape_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    throw Error(ErrorCode::io, "cannot read shape file '" + path + "': " + std::strerror(errno));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    throw Error(ErrorCode::io, "cannot read shape file '" + path + "': it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(ErrorCode::io, "cannot read shape file '" + path + "': " + std::strerror(errno));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw Error(ErrorCode::io, "error while reading shape file '" + path + "'");
+  const std::string text = buffer.str();
+  for (unsigned char ch : text) {
+    if (ch == 0 || (ch < 0x20 && ch != '\n' && ch != '\r' && ch != '\t')) {
+      throw Error(ErrorCode::invalid_argument,
+                  "shape file '" + path + "' is not text (it holds control bytes)");
+    }
+  }
+  std::vector<Layer> layers = parse_shape_text(text, path);
+  if (layers.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                "shape file '" + path + "' holds no descriptors" +
+                    (trim(text).empty() ? " (it is empty)" : " (only comments)"));
+  }
+  return layers;
+}
+
+}  // namespace convlab

@@ -1,0 +1,188 @@
+#include "convlab/problem.hpp"
+
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "convlab/descriptor.hpp"
+#include "convlab/error.hpp"
+
+namespace convlab {
+
+const char* to_string(Pass pass) noexcept {
+  switch (pass) {
+    case Pass::forward: return "fwd";
+    case Pass::backward_data: return "bwd_data";
+    case Pass::backward_filter: return "bwd_filter";
+  }
+  return "unknown";
+}
+
+Pass parse_pass(std::string_view text) {
+  if (text == "fwd") return Pass::forward;
+  if (text == "bwd_data") return Pass::backward_data;
+  if (text == "bwd_filter") return Pass::backward_filter;
+  throw Error(ErrorCode::invalid_argument,
+              "unknown pass '" + std::string(text) + "': expected fwd, bwd_data or bwd_filter");
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t result = 0;
+  if (__builtin_mul_overflow(a, b, &result)) {
+    throw Error(ErrorCode::invalid_problem, std::string(what) + " overflows int64: " +
+                                                std::to_string(a) + " * " + std::to_string(b));
+  }
+  return result;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* what) {
+  int64_t result = 0;
+  if (__builtin_add_overflow(a, b, &result)) {
+    throw Error(ErrorCode::invalid_problem, std::string(what) + " overflows int64: " +
+                                                std::to_string(a) + " + " + std::to_string(b));
+  }
+  return result;
+}
+
+int64_t TensorBytes::total() const {
+  return checked_add(checked_add(x, w, "total bytes"), y, "total bytes");
+}
+
+namespace {
+
+// Derived counts are only meaningful for a validated problem; these helpers prefix overflow
+// messages with the descriptor so a caller of e.g. x_bytes() learns which problem it was.
+int64_t product(const ConvProblem& p, std::initializer_list<int64_t> factors, const char* what) {
+  int64_t result = 1;
+  try {
+    for (int64_t f : factors) result = checked_mul(result, f, what);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::invalid_problem, "invalid problem " + p.descriptor() + ": " + e.what());
+  }
+  return result;
+}
+
+// The sum 2*pad + size without overflow for any int64 inputs (validate() bounds them later).
+bool padded_extent(int64_t size, int64_t pad, int64_t* out) {
+  int64_t twice = 0;
+  return !__builtin_mul_overflow(pad, int64_t{2}, &twice) &&
+         !__builtin_add_overflow(size, twice, out);
+}
+
+}  // namespace
+
+int64_t ConvProblem::dilated_r() const {
+  int64_t v = 0;
+  if (__builtin_mul_overflow(r - 1, dilation_h, &v) || __builtin_add_overflow(v, 1, &v)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return v;
+}
+
+int64_t ConvProblem::dilated_s() const {
+  int64_t v = 0;
+  if (__builtin_mul_overflow(s - 1, dilation_w, &v) || __builtin_add_overflow(v, 1, &v)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return v;
+}
+
+static int64_t out_size(int64_t in, int64_t pad, int64_t dilated, int64_t stride) {
+  int64_t padded = 0;
+  if (stride <= 0 || !padded_extent(in, pad, &padded)) return 0;
+  const int64_t span = padded - dilated;
+  if (span < 0) return 0;
+  return span / stride + 1;
+}
+
+int64_t ConvProblem::out_h() const { return out_size(h, pad_h, dilated_r(), stride_h); }
+int64_t ConvProblem::out_w() const { return out_size(w, pad_w, dilated_s(), stride_w); }
+
+int64_t ConvProblem::x_elems() const { return product(*this, {n, c, h, w}, "input elements"); }
+int64_t ConvProblem::w_elems() const {
+  return product(*this, {k, c_per_group(), r, s}, "filter elements");
+}
+int64_t ConvProblem::y_elems() const {
+  return product(*this, {n, k, out_h(), out_w()}, "output elements");
+}
+int64_t ConvProblem::x_bytes() const {
+  return product(*this, {x_elems(), int64_t{sizeof(float)}}, "input bytes");
+}
+int64_t ConvProblem::w_bytes() const {
+  return product(*this, {w_elems(), int64_t{sizeof(float)}}, "filter bytes");
+}
+int64_t ConvProblem::y_bytes() const {
+  return product(*this, {y_elems(), int64_t{sizeof(float)}}, "output bytes");
+}
+TensorBytes ConvProblem::tensor_bytes() const { return {x_bytes(), w_bytes(), y_bytes()}; }
+
+int64_t ConvProblem::flops(Pass) const {
+  return product(*this, {2, n, k, out_h(), out_w(), c_per_group(), r, s}, "flop count");
+}
+
+std::string ConvProblem::descriptor() const { return format_descriptor(*this); }
+
+bool ConvProblem::operator==(const ConvProblem& o) const {
+  return n == o.n && c == o.c && h == o.h && w == o.w && k == o.k && r == o.r && s == o.s &&
+         pad_h == o.pad_h && pad_w == o.pad_w && stride_h == o.stride_h &&
+         stride_w == o.stride_w && dilation_h == o.dilation_h && dilation_w == o.dilation_w &&
+         groups == o.groups;
+}
+
+void ConvProblem::validate() const {
+  std::ostringstream why;
+  const char* sep = "";
+  auto fail = [&](const std::string& text) {
+    why << sep << text;
+    sep = "; ";
+  };
+  auto positive = [&](const char* field, int64_t value) {
+    if (value <= 0) fail(std::string(field) + " must be positive, got " + std::to_string(value));
+  };
+  positive("minibatch (mb)", n);
+  positive("input channels (ic)", c);
+  positive("input height (ih)", h);
+  positive("input width (iw)", w);
+  positive("output channels (oc)", k);
+  positive("kernel height (kh)", r);
+  positive("kernel width (kw)", s);
+  positive("stride height (sh)", stride_h);
+  positive("stride width (sw)", stride_w);
+  positive("dilation height", dilation_h);
+  positive("dilation width", dilation_w);
+  positive("groups (g)", groups);
+  if (pad_h < 0) fail("padding height (ph) must be >= 0, got " + std::to_string(pad_h));
+  if (pad_w < 0) fail("padding width (pw) must be >= 0, got " + std::to_string(pad_w));
+  if (groups > 0 && c > 0 && c % groups != 0) {
+    fail("input channels " + std::to_string(c) + " not divisible by groups " +
+         std::to_string(groups));
+  }
+  if (groups > 0 && k > 0 && k % groups != 0) {
+    fail("output channels " + std::to_string(k) + " not divisible by groups " +
+         std::to_string(groups));
+  }
+  auto kernel_fits = [&](const char* dim, int64_t size, int64_t pad, int64_t kernel,
+                         int64_t dilation, int64_t dilated) {
+    if (size <= 0 || kernel <= 0 || dilation <= 0 || pad < 0) return;
+    int64_t padded = 0;
+    if (!padded_extent(size, pad, &padded)) {
+      fail(std::string(dim) + ": padded input overflows int64");
+    } else if (dilated == std::numeric_limits<int64_t>::max()) {
+      fail(std::string(dim) + ": dilated kernel overflows int64");
+    } else if (dilated > padded) {
+      fail(std::string(dim) + ": kernel " + std::to_string(kernel) + " (dilated " +
+           std::to_string(dilated) + ") is larger than padded input " + std::to_string(padded));
+    }
+  };
+  kernel_fits("height", h, pad_h, r, dilation_h, dilated_r());
+  kernel_fits("width", w, pad_w, s, dilation_w, dilated_s());
+  const std::string problems = why.str();
+  if (!problems.empty()) {
+    throw Error(ErrorCode::invalid_problem, "invalid problem " + descriptor() + ": " + problems);
+  }
+  // The sizes are sane; now every derived count must fit int64 (these throw, named).
+  (void)tensor_bytes();
+  (void)flops(Pass::forward);
+}
+
+}  // namespace convlab

@@ -1,0 +1,46 @@
+#include "convlab/threads.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "convlab/error.hpp"
+
+namespace convlab {
+namespace {
+
+std::atomic<int> g_threads{0};  // 0: not set, read the environment
+
+int default_threads() {
+  if (const char* env = std::getenv("CONVLAB_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n >= 1 && n <= 4096) return static_cast<int>(n);
+    throw Error(ErrorCode::invalid_argument, std::string("CONVLAB_NUM_THREADS='") + env +
+                                                 "': expected an integer from 1 to 4096");
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+}  // namespace
+
+int num_threads() {
+  int n = g_threads.load();
+  if (n == 0) {
+    n = default_threads();
+    g_threads.store(n);
+  }
+  return n;
+}
+
+void set_num_threads(int n) {
+  if (n < 1) {
+    throw Error(ErrorCode::invalid_argument,
+                "thread count " + std::to_string(n) + ": expected at least 1");
+  }
+  g_threads.store(n);
+}
+
+}  // namespace convlab
