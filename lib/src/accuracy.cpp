@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "convlab/error.hpp"
+#include "convlab/harness.hpp"
 #include "cpu_reference/reference.hpp"
 
 namespace convlab {
@@ -30,6 +31,8 @@ const std::vector<float>& HostTensors::output(Pass pass) const {
 
 HostTensors make_inputs(const ConvProblem& p, Pass pass, uint64_t seed, Fill fill) {
   p.validate();
+  // The three host tensors, checked before they are allocated (harness.hpp).
+  check_host_memory(p.tensor_bytes().total(), "the host tensors of " + p.descriptor());
   HostTensors t;
   t.x.resize(static_cast<size_t>(p.x_elems()));
   t.w.resize(static_cast<size_t>(p.w_elems()));
@@ -125,6 +128,9 @@ std::vector<double> normwise_plane_bounds(const ConvProblem& p, Pass pass,
 
 AccuracyReport compare_with_reference(const ConvProblem& p, Pass pass, const HostTensors& inputs,
                                       const std::vector<float>& result, const ErrorBound& bound) {
+  // The reference's output and its magnitude run: two more copies of the three tensors.
+  check_host_memory(checked_mul(p.tensor_bytes().total(), 2, "reference check bytes"),
+                    "the reference check of " + p.descriptor());
   HostTensors ref = inputs;
   run_reference(p, pass, ref);
   HostTensors mag{absolute(inputs.x), absolute(inputs.w), absolute(inputs.y)};

@@ -1,12 +1,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 
 #include "convlab/algorithm.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
+#include "convlab/harness.hpp"
 #include "convlab/threads.hpp"
 
 namespace convlab {
@@ -27,6 +29,13 @@ class HostContext final : public DeviceContext {
       throw Error(ErrorCode::out_of_memory, "host allocation of " + std::to_string(bytes) +
                                                 " bytes is too large");
     }
+    // Refused before asking: an allocation past the host's memory would otherwise succeed
+    // (overcommit) and end in the OOM killer, or abort under a sanitizer's allocator.
+    if (rounded > static_cast<std::size_t>(std::numeric_limits<int64_t>::max())) {
+      throw Error(ErrorCode::out_of_memory, "host allocation of " + std::to_string(bytes) +
+                                                " bytes is too large");
+    }
+    check_host_memory(static_cast<int64_t>(rounded), "a host allocation");
     void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
     if (!p) {
       throw Error(ErrorCode::out_of_memory,

@@ -72,16 +72,18 @@ bool padded_extent(int64_t size, int64_t pad, int64_t* out) {
 }  // namespace
 
 int64_t ConvProblem::dilated_r() const {
-  int64_t v = 0;
-  if (__builtin_mul_overflow(r - 1, dilation_h, &v) || __builtin_add_overflow(v, 1, &v)) {
+  int64_t v = 0;  // r - 1 is checked too: r may be INT64_MIN in an invalid problem
+  if (__builtin_sub_overflow(r, 1, &v) || __builtin_mul_overflow(v, dilation_h, &v) ||
+      __builtin_add_overflow(v, 1, &v)) {
     return std::numeric_limits<int64_t>::max();
   }
   return v;
 }
 
 int64_t ConvProblem::dilated_s() const {
-  int64_t v = 0;
-  if (__builtin_mul_overflow(s - 1, dilation_w, &v) || __builtin_add_overflow(v, 1, &v)) {
+  int64_t v = 0;  // s - 1 is checked too: s may be INT64_MIN in an invalid problem
+  if (__builtin_sub_overflow(s, 1, &v) || __builtin_mul_overflow(v, dilation_w, &v) ||
+      __builtin_add_overflow(v, 1, &v)) {
     return std::numeric_limits<int64_t>::max();
   }
   return v;
@@ -90,9 +92,11 @@ int64_t ConvProblem::dilated_s() const {
 static int64_t out_size(int64_t in, int64_t pad, int64_t dilated, int64_t stride) {
   int64_t padded = 0;
   if (stride <= 0 || !padded_extent(in, pad, &padded)) return 0;
-  const int64_t span = padded - dilated;
-  if (span < 0) return 0;
-  return span / stride + 1;
+  // A negative size (an invalid problem, named by descriptor()) must not overflow here.
+  int64_t span = 0;
+  if (__builtin_sub_overflow(padded, dilated, &span) || span < 0) return 0;
+  const int64_t steps = span / stride;  // INT64_MAX only when the kernel is invalid (r <= 0)
+  return steps == std::numeric_limits<int64_t>::max() ? 0 : steps + 1;
 }
 
 int64_t ConvProblem::out_h() const { return out_size(h, pad_h, dilated_r(), stride_h); }
@@ -181,7 +185,13 @@ void ConvProblem::validate() const {
     throw Error(ErrorCode::invalid_problem, "invalid problem " + descriptor() + ": " + problems);
   }
   // The sizes are sane; now every derived count must fit int64 (these throw, named).
-  (void)tensor_bytes();
+  // The sum of the three tensors too: memory reports add them (found by fuzz/).
+  const TensorBytes bytes = tensor_bytes();
+  try {
+    (void)bytes.total();
+  } catch (const Error& e) {
+    throw Error(ErrorCode::invalid_problem, "invalid problem " + descriptor() + ": " + e.what());
+  }
   (void)flops(Pass::forward);
 }
 

@@ -81,6 +81,8 @@ std::vector<ConvProblem> edge_cases() {
       make(1, 3, 20, 20, 2, 4, 4, 1, 2, 3, 3, 2, 3),      // everything at once
       make(4, 2, 5, 5, 3, 3, 3, 0, 0, 2, 2),              // output 2x2
       make(1, 4, 9, 9, 4, 9, 9, 0, 0, 1, 1, 1, 1, 2),     // 1x1 output, groups
+      make(1, 2, 1, 1, 2, 6, 6, 3, 3, 2, 2),              // padding > stride, 1x1 output:
+                                                          // tap 0 reads only padding (fuzz/)
   };
 }
 

@@ -5,6 +5,8 @@
 /// an algorithm the same way.
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "convlab/accuracy.hpp"
@@ -12,6 +14,25 @@
 #include "convlab/device.hpp"
 
 namespace convlab {
+
+/// The host memory a case may use, judged as benchdnn judges it before allocating anything:
+/// a case that would not fit is refused with a clear error instead of being started and
+/// killed by the kernel (or by a sanitizer's allocator) half way.
+struct HostMemory {
+  int64_t total = 0;      ///< RAM this process may use: MemTotal, or a lower cgroup limit
+  int64_t available = 0;  ///< RAM available now without swapping: MemAvailable (cgroup too)
+  /// The most one case may hold: min(0.75 * total, available). 0.75 is benchdnn's capacity
+  /// factor; `available` keeps a case from pushing a loaded machine into swap or the OOM
+  /// killer.
+  int64_t limit() const;
+};
+
+/// Reads /proc/meminfo and the cgroup v2 limit (sysconf where /proc is missing).
+HostMemory host_memory();
+
+/// Throws Error{out_of_memory} naming `what`, the bytes asked for and the limit with how it
+/// was derived, unless `bytes` <= host_memory().limit(). Allocates nothing.
+void check_host_memory(int64_t bytes, const std::string& what);
 
 class CaseBuffers {
  public:

@@ -1,0 +1,126 @@
+#include "cases.hpp"
+
+#include "convlab/error.hpp"
+#include "convlab/registry.hpp"
+#include "suites.hpp"
+
+namespace convbench {
+
+using convlab::Error;
+using convlab::ErrorCode;
+
+namespace {
+
+void add_suite(const std::string& name, std::vector<SweepLayer>& out) {
+  const Suite suite = load_suite(name);
+  for (const auto& layer : suite.layers) out.push_back({suite.name, layer});
+}
+
+}  // namespace
+
+std::vector<SweepLayer> collect_layers(const SweepSpec& spec) {
+  std::vector<SweepLayer> layers;
+  for (const std::string& name : spec.suites) {
+    if (name == "all") {
+      for (const std::string& each : suite_names()) add_suite(each, layers);
+    } else {
+      add_suite(name, layers);
+    }
+  }
+  for (const std::string& path : spec.batch_files) {
+    for (const auto& layer : convlab::read_shape_file(path)) layers.push_back({path, layer});
+  }
+  for (const std::string& text : spec.shapes) {
+    layers.push_back({"", convlab::parse_descriptor(text)});
+  }
+  const bool defaulted = spec.suites.empty() && spec.batch_files.empty() && spec.shapes.empty();
+  if (defaulted) add_suite("convnet-benchmarks", layers);
+  const std::optional<int64_t> mb = defaulted && !spec.mb ? kDefaultSweepMb : spec.mb;
+  if (mb) {
+    for (auto& entry : layers) {
+      entry.layer.problem.n = *mb;
+      entry.layer.problem.validate();  // a huge --mb can overflow a tensor's size
+    }
+  }
+  return layers;
+}
+
+std::vector<const convlab::Algorithm*> select_algorithms(const SweepSpec& spec) {
+  const convlab::Registry& registry = convlab::registry();
+  if (spec.algos) return registry.match(*spec.algos);
+  std::vector<const convlab::Algorithm*> chosen;
+  for (const convlab::Algorithm* algorithm : registry.all()) {
+    if (!algorithm->available()) continue;
+    if (algorithm->name() == "reference" && !spec.check) continue;
+    chosen.push_back(algorithm);
+  }
+  if (chosen.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                "no algorithm is available by default here (known: " + registry.known_names() +
+                    "); choose some with --algos");
+  }
+  return chosen;
+}
+
+std::vector<convlab::Pass> parse_passes(const std::string& text) {
+  std::vector<convlab::Pass> passes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    if (item.empty()) {
+      throw Error(ErrorCode::invalid_argument,
+                  "empty pass in --passes '" + text + "'; expected fwd, bwd_data, bwd_filter");
+    }
+    const convlab::Pass pass = convlab::parse_pass(item);
+    bool seen = false;
+    for (convlab::Pass p : passes) seen = seen || p == pass;
+    if (!seen) passes.push_back(pass);
+    start = end + 1;
+  }
+  return passes;
+}
+
+std::vector<Case> build_cases(const SweepSpec& spec) {
+  const std::vector<SweepLayer> layers = collect_layers(spec);
+  const std::vector<const convlab::Algorithm*> algorithms = select_algorithms(spec);
+  std::vector<Case> cases;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    for (convlab::Pass pass : spec.passes) {
+      for (const convlab::Algorithm* algorithm : algorithms) {
+        Case c;
+        c.index = cases.size();
+        c.layer_index = l;
+        c.suite = layers[l].suite;
+        c.layer = layers[l].layer;
+        c.pass = pass;
+        c.algorithm = algorithm;
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+namespace {
+
+// splitmix64's finaliser: a bijective mix, so nearby inputs give unrelated seeds.
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+uint64_t case_seed(uint64_t sweep_seed, const convlab::ConvProblem& problem, convlab::Pass pass) {
+  // FNV-1a over the canonical descriptor and the pass spelling: stable across builds and
+  // platforms, unlike std::hash.
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const std::string key = problem.descriptor() + " " + convlab::to_string(pass);
+  for (unsigned char ch : key) h = (h ^ ch) * 0x100000001b3ULL;
+  return mix(sweep_seed ^ mix(h));
+}
+
+}  // namespace convbench

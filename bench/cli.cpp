@@ -1,0 +1,80 @@
+#include "cli.hpp"
+
+namespace convbench {
+
+CLI::App* add_list_command(CLI::App& app, ListOptions& options) {
+  CLI::App* list = app.add_subcommand(
+      "list", "List the algorithms (device, availability, determinism) and the built-in suites");
+  list->add_option("--format", options.format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  return list;
+}
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
+  CLI::App* run = app.add_subcommand(
+      "run", "Sweep layers x passes x algorithms and report time, memory and accuracy");
+  run->add_option("--shape", o.shapes,
+                  "A benchdnn descriptor, e.g. mb32ic64ih56oc64kh3ph1 (repeatable)")
+      ->type_name("DESC")
+      ->take_all()
+      ->type_size(1)
+      ->allow_extra_args(false);
+  run->add_option("--batch-file", o.batch_files, "A benchdnn shape file (repeatable)")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  run->add_option("--suite", o.suites,
+                  "A built-in suite, or 'all' (repeatable, or comma-separated); see 'list'")
+      ->type_name("NAME")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  run->add_option("--mb", o.mb, "Minibatch for every layer (overrides the shape's mb)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  run->add_option("--algos", o.algos,
+                  "Comma-separated algorithm names or globs, e.g. 'cpu.*,reference' "
+                  "(default: every available algorithm; reference only with --check)")
+      ->type_name("GLOBS");
+  run->add_option("--passes", o.passes, "Comma-separated passes: fwd, bwd_data, bwd_filter")
+      ->type_name("LIST")
+      ->capture_default_str();
+  run->add_option("--reps", o.reps, "Timed repetitions per case (median, min, max)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  run->add_option("--warmup", o.warmup, "Untimed runs before the timed ones")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  run->add_option("--max-time", o.max_time,
+                  "Stop repeating a case once its timed runs add up to this many seconds "
+                  "(after at least one); 0 = always --reps")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  run->add_flag("--check", o.check,
+                "Compare each output with the reference; outside the error bound = error");
+  run->add_option("--format", o.format, "Format on stdout (default table)")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  run->add_option("--out", o.out,
+                  "Also write the rows to FILE: CSV or JSON by its suffix (.csv, .json) or "
+                  "by --format")
+      ->type_name("FILE");
+  // CLI11 would wrap "-5" into a huge uint64_t seed; a negative seed is a typo, so say so.
+  run->add_option("--seed", o.seed, "Seed of the random inputs")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            return value.find('-') == std::string::npos
+                       ? std::string()
+                       : "the seed must be a number >= 0, got '" + value + "'";
+          },
+          "N>=0"))
+      ->capture_default_str();
+  run->add_option("--dump", o.dump,
+                  "Write each case's inputs and output as .npy files and a manifest.json to DIR")
+      ->type_name("DIR");
+  return run;
+}
+
+}  // namespace convbench

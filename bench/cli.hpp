@@ -1,0 +1,72 @@
+#pragma once
+// The command line: subcommands and their options (CLI11). Each subcommand's options land in
+// a plain struct that its command validates and runs; adding a subcommand (issue 5: memory,
+// predict, merge) is one more struct, one add_*_command and one run_* function.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace convbench {
+
+/// Bad input (a flag value, a file, a name): main prints the message on one line and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ListOptions {
+  std::string format = "table";  ///< table or json
+};
+
+struct RunOptions {
+  std::vector<std::string> shapes;
+  std::vector<std::string> batch_files;
+  std::vector<std::string> suites;
+  std::optional<int64_t> mb;
+  std::optional<std::string> algos;
+  std::string passes = "fwd,bwd_data,bwd_filter";
+  int reps = 5;
+  int warmup = 1;
+  double max_time = 2.0;  ///< seconds of timed runs after which a case stops repeating
+  bool check = false;
+  std::optional<std::string> format;  ///< stdout format; table when not given
+  std::optional<std::string> out;
+  uint64_t seed = 1;
+  std::optional<std::string> dump;
+  // Issue 5 (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
+  std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
+  std::optional<std::string> card;           ///< --card ID: its usable memory is the budget
+  std::vector<std::string> cards;            ///< --cards FILE.json: more cards
+  bool select = false;                       ///< --select: a row with the choice per layer
+  bool resume = false;                       ///< --resume: skip the cases already in --out
+  std::optional<std::string> shard;          ///< --shard I/N (default from SLURM_ARRAY_*)
+  std::vector<std::string> vary;             ///< --vary FIELD=START:STOP[:STEP]
+  std::optional<std::string> devices;        ///< --devices 0,1: one worker per device
+  std::optional<std::string> worker;         ///< --worker d/D: set by --devices for a worker
+  std::vector<std::string> argv;             ///< the command line, for --devices' workers
+};
+
+CLI::App* add_list_command(CLI::App& app, ListOptions& options);
+CLI::App* add_run_command(CLI::App& app, RunOptions& options);
+
+/// `convbench list`; returns the exit status.
+int run_list(const ListOptions& options);
+/// `convbench run`; returns the exit status (0 all rows ok or unsupported, 1 any error row).
+/// Throws UsageError for bad input, before any output file is opened.
+int run_sweep(const RunOptions& options, const std::string& command_line);
+
+/// Checks, before any work, that an output file can be written: not a directory, writable if
+/// it exists, else in an existing writable directory. UsageError naming `flag` otherwise.
+void check_writable(const std::string& path, const std::string& flag = "--out");
+/// Where an output is written until it is complete (FILE.partial beside FILE), so that a run
+/// that dies half-way leaves an existing FILE as it was.
+std::string partial_path(const std::string& path);
+/// Renames partial_path(path) over `path` once the output is complete; Error{io} on failure.
+void finish_partial(const std::string& path);
+
+}  // namespace convbench

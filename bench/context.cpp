@@ -1,0 +1,115 @@
+#include "context.hpp"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <set>
+
+#include "build_info.hpp"
+#include "convlab/config.hpp"
+#include "convlab/device.hpp"
+#include "convlab/numerics.hpp"
+#include "convlab/threads.hpp"
+
+namespace convbench {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
+  return buffer;
+}
+
+// The CPU model as the kernel names it (x86: "model name"; some ARM kernels: "Model").
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    for (const char* key : {"model name", "Model"}) {
+      if (line.rfind(key, 0) == 0) {
+        const size_t colon = line.find(':');
+        if (colon != std::string::npos) {
+          const size_t start = line.find_first_not_of(" \t", colon + 1);
+          if (start != std::string::npos) return line.substr(start);
+        }
+      }
+    }
+  }
+  return "unknown";
+}
+
+// The NVIDIA kernel driver's version, read without CUDA: "NVRM version: NVIDIA UNIX x86_64
+// Kernel Module  550.54.15  ...". Empty when there is no NVIDIA driver.
+std::string nvidia_driver() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const std::string marker = "Kernel Module";
+  size_t at = line.find(marker);
+  if (at == std::string::npos) return line;
+  at = line.find_first_not_of(' ', at + marker.size());
+  if (at == std::string::npos) return line;
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+}  // namespace
+
+const char* convbench_version() { return CONVLAB_VERSION; }
+
+std::string context_text(const nlohmann::ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+Context collect_context(const ContextSettings& settings,
+                        const std::vector<const convlab::Algorithm*>& algorithms) {
+  // Device names come from the algorithms' own contexts, once per device, for the devices
+  // the sweep uses; an unavailable device is not asked.
+  std::vector<std::string> devices;
+  std::set<std::string> seen;
+  for (const convlab::Algorithm* algorithm : algorithms) {
+    if (!algorithm->available()) continue;
+    const std::string name = algorithm->context().name();
+    if (seen.insert(name).second) devices.push_back(name);
+  }
+  std::string device_list;
+  for (const auto& d : devices) device_list += (device_list.empty() ? "" : "; ") + d;
+  const std::string driver = nvidia_driver();
+
+  Context c = Context::object();
+  c["convbench_version"] = convbench_version();
+  c["git_commit"] = CONVBENCH_GIT_COMMIT;
+  c["date"] = utc_now();
+  c["host"] = host_name();
+  c["cpu"] = cpu_model();
+  c["threads"] = convlab::num_threads();
+  c["devices"] = device_list.empty() ? "none" : device_list;
+  c["gpu_driver"] = driver.empty() ? "none" : driver;
+  c["libraries"] = CONVBENCH_LIBRARIES;
+  c["compiler"] = CONVBENCH_COMPILER;
+  c["build_type"] = CONVBENCH_BUILD_TYPE;
+  // Numerics are explicit: the one switch that changes them (CONVLAB_ALLOW_TF32) is recorded.
+  c["math_mode"] = convlab::math_mode_description();
+  c["seed"] = settings.seed;
+  c["reps"] = settings.reps;
+  c["warmup"] = settings.warmup;
+  c["max_time_s"] = settings.max_time;
+  c["check"] = settings.check ? "reference" : "off";
+  c["mb"] = settings.mb;
+  c["passes"] = settings.passes;
+  c["algorithms"] = settings.algorithms;
+  c["command"] = settings.command_line;
+  return c;
+}
+
+}  // namespace convbench

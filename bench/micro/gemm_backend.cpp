@@ -1,0 +1,184 @@
+// Google Benchmark behind cpu.im2col's choices (docs/strategy-im2col.md):
+//  - gemm/<backend>/<pass>/<layer>: the GEMM of one image's column buffer through oneDNN's
+//    dnnl_sgemm, OpenBLAS's cblas_sgemm and an Eigen Map product, at the library's thread
+//    count (all the threads on one GEMM, as in gemm mode);
+//  - strategy/<backend>/<pass>/<layer>: the whole of cpu.im2col (default settings) on each
+//    GEMM backend;
+//  - im2col/<pass>/<layer>/b<images>/<mode>: the whole strategy (Plan::run) with a fixed
+//    images-per-GEMM and parallel mode, to pick the defaults; "auto" is the default setting;
+//  - conv/<algorithm>/<pass>/<layer>: cpu.im2col as registered next to cpu.onednn (when
+//    built), the baseline of issue 3's floor, timed the same way in the same process.
+// GFLOP/s counters use the direct-convolution flop count, as convbench does. With
+// --benchmark_repetitions=N a "min" aggregate is added: on a shared machine the fastest
+// repetition is the one least disturbed by other work.
+//
+//   CONVLAB_NUM_THREADS=2 build/bench/micro/gemm_backend --benchmark_min_time=0.5
+//   ... --benchmark_filter='^conv/.*fwd' --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "convlab/descriptor.hpp"
+#include "convlab/device.hpp"
+#include "convlab/error.hpp"
+#include "convlab/harness.hpp"
+#include "convlab/registry.hpp"
+#include "convlab/threads.hpp"
+#include "lib/cpu/im2col/cpu_im2col.hpp"
+#include "lib/cpu/im2col/gemm.hpp"
+
+namespace {
+
+using convlab::ConvProblem;
+using convlab::Pass;
+namespace im2col = convlab::im2col;
+
+struct Layer {
+  const char* name;
+  const char* descriptor;
+};
+
+// The two layers of issue 3's floor, and small-spatial layers where images per GEMM matter.
+const Layer kLayers[] = {
+    {"mb16ic64ih56oc64kh3ph1", "mb16ic64ih56oc64kh3ph1"},
+    {"mb16ic96ih27oc256kh5ph2", "mb16ic96ih27oc256kh5ph2"},
+    {"mb16ic256ih14oc256kh3ph1", "mb16ic256ih14oc256kh3ph1"},
+    {"mb16ic512ih7oc512kh3ph1", "mb16ic512ih7oc512kh3ph1"},
+};
+
+const im2col::GemmBackend kBackends[] = {im2col::GemmBackend::onednn,
+                                         im2col::GemmBackend::openblas, im2col::GemmBackend::eigen};
+
+ConvProblem problem_of(const Layer& layer) {
+  return convlab::parse_descriptor(layer.descriptor).problem;
+}
+
+void set_flops(benchmark::State& state, const ConvProblem& p, Pass pass, double scale = 1) {
+  state.counters["GFLOP/s"] = benchmark::Counter(double(p.flops(pass)) * scale * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// One image's GEMM of the pass (b = 1), row-major as cpu.im2col calls it.
+void bench_gemm(benchmark::State& state, im2col::GemmBackend backend, const ConvProblem& p,
+                Pass pass) {
+  const int64_t m = p.k_per_group(), l = p.c_per_group() * p.r * p.s;
+  const int64_t cols = p.out_h() * p.out_w();
+  std::vector<float> w(size_t(m * l), 0.01f), col(size_t(l * cols), 0.02f);
+  std::vector<float> y(size_t(m * cols), 0.03f);
+  im2col::set_gemm_threads(backend, convlab::num_threads());
+  for (auto _ : state) {
+    switch (pass) {
+      case Pass::forward:
+        im2col::sgemm(backend, false, false, m, cols, l, w.data(), l, col.data(), cols, 0.0f,
+                      y.data(), cols);
+        break;
+      case Pass::backward_data:
+        im2col::sgemm(backend, true, false, l, cols, m, w.data(), l, y.data(), cols, 0.0f,
+                      col.data(), cols);
+        break;
+      case Pass::backward_filter:
+        im2col::sgemm(backend, false, true, m, l, cols, y.data(), cols, col.data(), cols, 1.0f,
+                      w.data(), l);
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  // Flops of one image of one group.
+  set_flops(state, p, pass, 1.0 / double(p.n * p.groups));
+}
+
+void bench_plan(benchmark::State& state, const convlab::Algorithm& algo, const ConvProblem& p,
+                Pass pass) {
+  auto plan = algo.plan(p, pass);
+  const convlab::HostTensors host = convlab::make_inputs(p, pass, 1);
+  convlab::CaseBuffers buffers(algo.context(), p, host, plan->workspace_bytes());
+  plan->run(buffers.tensors(), buffers.workspace());  // warm-up
+  for (auto _ : state) plan->run(buffers.tensors(), buffers.workspace());
+  set_flops(state, p, pass);
+  state.counters["workspace_MiB"] = double(plan->workspace_bytes()) / (1 << 20);
+  state.SetLabel(plan->notes());
+}
+
+void bench_strategy(benchmark::State& state, const ConvProblem& p, Pass pass, int64_t images,
+                    im2col::ParallelMode mode) {
+  im2col::Im2colOptions options;
+  options.images_per_gemm = images;
+  options.parallel = mode;
+  const im2col::CpuIm2col algo(false, options);
+  bench_plan(state, algo, p, pass);
+}
+
+void bench_backend(benchmark::State& state, const ConvProblem& p, Pass pass,
+                   im2col::GemmBackend backend) {
+  im2col::Im2colOptions options;
+  options.backend = backend;
+  const im2col::CpuIm2col algo(false, options);
+  bench_plan(state, algo, p, pass);
+}
+
+void bench_registered(benchmark::State& state, const convlab::Algorithm* algo, const ConvProblem& p,
+                      Pass pass) {
+  bench_plan(state, *algo, p, pass);
+}
+
+double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  const Pass passes[] = {Pass::forward, Pass::backward_data, Pass::backward_filter};
+  for (const Layer& layer : kLayers) {
+    const ConvProblem p = problem_of(layer);
+    for (Pass pass : passes) {
+      for (const char* name : {"cpu.onednn", "cpu.im2col"}) {
+        const convlab::Algorithm* algo = nullptr;
+        try {
+          algo = &convlab::registry().get(name);
+        } catch (const convlab::Error&) {
+          continue;  // not built here
+        }
+        const std::string label =
+            std::string("conv/") + name + "/" + convlab::to_string(pass) + "/" + layer.name;
+        benchmark::RegisterBenchmark(label.c_str(), bench_registered, algo, p, pass)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->ComputeStatistics("min", minimum);
+      }
+      for (im2col::GemmBackend backend : kBackends) {
+        if (!im2col::gemm_backend_available(backend)) continue;
+        const std::string strategy = std::string("strategy/") + im2col::to_string(backend) +
+                                     "/" + convlab::to_string(pass) + "/" + layer.name;
+        benchmark::RegisterBenchmark(strategy.c_str(), bench_backend, p, pass, backend)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->ComputeStatistics("min", minimum);
+        const std::string name = std::string("gemm/") + im2col::to_string(backend) + "/" +
+                                 convlab::to_string(pass) + "/" + layer.name;
+        benchmark::RegisterBenchmark(name.c_str(), bench_gemm, backend, p, pass)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->ComputeStatistics("min", minimum);
+      }
+      for (int64_t images : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}, int64_t{8}}) {
+        for (im2col::ParallelMode mode :
+             {im2col::ParallelMode::images, im2col::ParallelMode::gemm}) {
+          const std::string name = std::string("im2col/") + convlab::to_string(pass) + "/" +
+                                   layer.name + "/b" +
+                                   (images ? std::to_string(images) : std::string("auto")) + "/" +
+                                   im2col::to_string(mode);
+          benchmark::RegisterBenchmark(name.c_str(), bench_strategy, p, pass, images, mode)
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime()
+              ->ComputeStatistics("min", minimum);
+        }
+      }
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

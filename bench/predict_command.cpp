@@ -1,0 +1,320 @@
+// `convbench predict`: the roofline of docs/prediction.md per layer x pass x algorithm x card,
+// optionally calibrated by a measured sweep, and a ranking of the cards for each network.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+
+#include "context.hpp"
+#include "convlab/error.hpp"
+#include "convlab/registry.hpp"
+#include "reporters.hpp"
+#include "research.hpp"
+
+namespace convbench {
+
+namespace {
+
+std::string normalized(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+  }
+  return out;
+}
+
+std::string devices_line(const std::string& path) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line) && line.rfind("#", 0) == 0;) {
+    if (line.rfind("# devices: ", 0) == 0) return line.substr(11);
+  }
+  return {};
+}
+
+// The card a sweep ran on, from its "devices" metadata: a GPU name that is part of exactly
+// one card's name once case and punctuation are dropped ("NVIDIA H200" -> h200).
+const convlab::Card& sweep_card(const std::string& path, const convlab::CardDatabase& db) {
+  const std::string devices = devices_line(path);
+  const convlab::Card* found = nullptr;
+  size_t start = 0;
+  while (start <= devices.size()) {
+    size_t end = devices.find("; ", start);
+    if (end == std::string::npos) end = devices.size();
+    std::string device = devices.substr(start, end - start);
+    const size_t colon = device.find(": ");
+    if (colon != std::string::npos) device = device.substr(colon + 2);
+    const size_t details = device.find(" (");  // "NVIDIA H200 (sm_90, 139.8 GiB, ...)"
+    if (details != std::string::npos) device.resize(details);
+    const std::string d = normalized(device);
+    if (d.size() >= 4 && device.rfind("cpu", 0) != 0) {
+      for (const convlab::Card& c : db.all()) {
+        const std::string n = normalized(c.name);
+        if (n.find(d) != std::string::npos || d.find(n) != std::string::npos) {
+          if (found && found != &c && normalized(found->name).size() <= n.size()) continue;
+          found = &c;
+        }
+      }
+    }
+    start = end + 2;
+  }
+  if (!found) {
+    throw UsageError("--calibrate '" + path + "': cannot tell which card it ran on (devices: " +
+                     (devices.empty() ? "not recorded" : devices) +
+                     "); name it with --calibrate-card ID (describe a CPU in a --cards "
+                     "FILE.json)");
+  }
+  return *found;
+}
+
+std::string real(double v) { return format_real(v); }
+
+using Fields = std::map<std::string, std::string>;
+
+const std::vector<std::string>& predict_columns() {
+  static const std::vector<std::string> columns = {
+      "kind",   "suite",      "layer",      "descriptor", "pass",       "algorithm",
+      "family", "card",       "flops",      "bytes",      "compute_ms", "memory_ms",
+      "bound",  "efficiency", "calibrated", "time_ms",    "rank"};
+  return columns;
+}
+
+}  // namespace
+
+int run_predict(const PredictOptions& o, const std::string& command_line) {
+  const SweepSpec spec = layer_spec(o.layers);
+  std::vector<SweepLayer> layers;
+  std::vector<const convlab::Algorithm*> algorithms;
+  try {
+    layers = collect_layers(spec);
+    if (o.layers.algos) {
+      algorithms = convlab::registry().match(*o.layers.algos);
+    } else {
+      for (const convlab::Algorithm* a : convlab::registry().all()) {
+        if (a->name() != "reference") algorithms.push_back(a);
+      }
+    }
+  } catch (const convlab::Error& e) {
+    throw UsageError(e.what());
+  }
+  convlab::CardDatabase db = convlab::CardDatabase::builtin();
+  const std::vector<const convlab::Card*> cards = resolve_cards(o.cards, db, "all");
+  std::optional<convlab::Calibration> calibration;
+  if (o.calibrate) {
+    std::vector<convlab::MeasuredTime> times;
+    try {
+      times = convlab::read_measured_times(*o.calibrate);
+    } catch (const convlab::Error& e) {
+      throw UsageError(std::string("--calibrate: ") + e.what());
+    }
+    bool cpu_rows = !times.empty();
+    for (const convlab::MeasuredTime& t : times) {
+      if (!o.calibrate_device || t.device == *o.calibrate_device) {
+        cpu_rows = cpu_rows && t.device == "cpu";
+      }
+    }
+    if (cpu_rows && !o.calibrate_card) {
+      throw UsageError("--calibrate '" + *o.calibrate +
+                       "' holds CPU rows: name the card that describes its CPU with "
+                       "--calibrate-card ID (define it in a --cards FILE.json)");
+    }
+    const convlab::Card& measured_on = o.calibrate_card ? [&]() -> const convlab::Card& {
+      try {
+        return db.get(*o.calibrate_card);
+      } catch (const convlab::Error& e) {
+        throw UsageError(std::string("--calibrate-card: ") + e.what());
+      }
+    }()
+        : sweep_card(*o.calibrate, db);
+    try {
+      calibration = convlab::calibrate(times, measured_on, o.calibrate_device.value_or(""));
+    } catch (const convlab::Error& e) {
+      throw UsageError(std::string("--calibrate '") + *o.calibrate + "': " + e.what());
+    }
+  }
+  if (o.out) check_writable(*o.out);  // before the work: a typo is bad input (exit 2)
+
+  std::vector<Fields> rows;
+  // Per network and card: the total with the fastest algorithm per case, and per algorithm.
+  struct Total {
+    double best = 0;
+    std::map<std::string, double> by_algorithm;
+  };
+  std::map<std::pair<std::string, std::string>, Total> totals;
+  std::vector<std::string> network_order;
+  for (const SweepLayer& l : layers) {
+    const std::string network = l.suite.empty() ? "shapes" : l.suite;
+    if (std::find(network_order.begin(), network_order.end(), network) == network_order.end()) {
+      network_order.push_back(network);
+    }
+    for (convlab::Pass pass : spec.passes) {
+      for (const convlab::Card* card : cards) {
+        double best = std::numeric_limits<double>::infinity();
+        Total& total = totals[{network, card->id}];
+        for (const convlab::Algorithm* a : algorithms) {
+          const convlab::Prediction p = convlab::predict(a->name(), l.layer.problem, pass, *card,
+                                                         calibration ? &*calibration : nullptr);
+          best = std::min(best, p.time_ms);
+          total.by_algorithm[a->name()] += p.time_ms * static_cast<double>(l.layer.repeat);
+          rows.push_back({{"kind", "case"},
+                          {"suite", l.suite},
+                          {"layer", l.layer.name},
+                          {"descriptor", l.layer.problem.descriptor()},
+                          {"pass", convlab::to_string(pass)},
+                          {"algorithm", a->name()},
+                          {"family", convlab::to_string(convlab::algorithm_family(a->name()))},
+                          {"card", card->id},
+                          {"flops", real(p.work.flops)},
+                          {"bytes", real(p.work.bytes)},
+                          {"compute_ms", real(p.compute_ms)},
+                          {"memory_ms", real(p.memory_ms)},
+                          {"bound", p.memory_bound ? "memory" : "compute"},
+                          {"efficiency", real(p.efficiency)},
+                          {"calibrated", p.calibrated ? "yes" : "no"},
+                          {"time_ms", real(p.time_ms)}});
+        }
+        total.best += best * static_cast<double>(l.layer.repeat);
+      }
+    }
+  }
+  std::vector<Fields> ranking;
+  for (const std::string& network : network_order) {
+    std::vector<const convlab::Card*> order = cards;
+    std::stable_sort(order.begin(), order.end(), [&](const auto* a, const auto* b) {
+      return totals[{network, a->id}].best < totals[{network, b->id}].best;
+    });
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Total& t = totals[{network, order[i]->id}];
+      ranking.push_back({{"kind", "ranking"},
+                         {"suite", network},
+                         {"card", order[i]->id},
+                         {"algorithm", "fastest per case"},
+                         {"time_ms", real(t.best)},
+                         {"rank", std::to_string(i + 1)}});
+      for (const auto& [algo, ms] : t.by_algorithm) {
+        ranking.push_back({{"kind", "ranking"},
+                           {"suite", network},
+                           {"card", order[i]->id},
+                           {"algorithm", algo},
+                           {"time_ms", real(ms)},
+                           {"rank", std::to_string(i + 1)}});
+      }
+    }
+  }
+  rows.insert(rows.end(), ranking.begin(), ranking.end());
+
+  ContextSettings settings;
+  settings.command_line = command_line;
+  settings.passes = o.layers.passes;
+  std::string names;
+  for (const auto* a : algorithms) names += (names.empty() ? "" : ",") + a->name();
+  settings.algorithms = names;
+  settings.mb = o.layers.mb ? std::to_string(*o.layers.mb) : "as listed";
+  Context context = collect_context(settings, {});
+  for (const char* key :
+       {"seed", "reps", "warmup", "max_time_s", "check", "devices", "gpu_driver"}) {
+    context.erase(key);
+  }
+  const std::string command = context["command"];
+  context.erase("command");
+  std::string card_ids;
+  for (const auto* c : cards) card_ids += (card_ids.empty() ? "" : ",") + c->id;
+  context["cards"] = card_ids;
+  std::string cal = "none";
+  if (calibration) {
+    cal = *o.calibrate + " on " + calibration->card_id + " (" + calibration->device + "):";
+    for (const auto& [algo, e] : calibration->by_algorithm) {
+      char text[160];
+      std::snprintf(text, sizeof text, " %s %.3g over %d cases (per-case %.3g..%.3g);",
+                    algo.c_str(), e.efficiency, e.cases, e.min_ratio, e.max_ratio);
+      cal += text;
+    }
+    cal.pop_back();
+  }
+  context["calibration"] = cal;
+  context["command"] = command;
+
+  auto emit = [&](std::ostream& out, const std::string& format) {
+    if (format == "csv") {
+      for (const auto& [k, v] : context.items())
+        out << "# " << k << ": " << context_text(v) << "\n";
+      const auto& columns = predict_columns();
+      for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
+      out << "\n";
+      for (const Fields& r : rows) {
+        for (size_t i = 0; i < columns.size(); ++i) {
+          auto it = r.find(columns[i]);
+          out << (i ? "," : "") << (it == r.end() ? "" : csv_field(it->second));
+        }
+        out << "\n";
+      }
+    } else if (format == "json") {
+      nlohmann::ordered_json doc = {{"context", context},
+                                    {"cases", nlohmann::json::array()},
+                                    {"ranking", nlohmann::json::array()}};
+      for (const Fields& r : rows) {
+        nlohmann::ordered_json object = nlohmann::ordered_json::object();
+        for (const std::string& c : predict_columns()) {
+          auto it = r.find(c);
+          if (c == "kind" || it == r.end()) continue;
+          const bool number = c == "flops" || c == "bytes" || c == "compute_ms" ||
+                              c == "memory_ms" || c == "efficiency" || c == "time_ms";
+          if (number) {
+            object[c] = std::stod(it->second);
+          } else if (c == "rank") {
+            object[c] = std::stoll(it->second);
+          } else {
+            object[c] = it->second;
+          }
+        }
+        doc[r.at("kind") == "case" ? "cases" : "ranking"].push_back(object);
+      }
+      out << doc.dump(2) << "\n";
+    } else {
+      out << "Ranking of the cards (predicted total ms: each layer x repeat x pass, the fastest "
+             "algorithm per case"
+          << (calibration ? ", calibrated" : ", uncalibrated roofline") << ")\n";
+      std::vector<std::vector<std::string>> table;
+      for (const Fields& r : ranking) {
+        if (r.at("algorithm") != "fastest per case") continue;
+        table.push_back({r.at("suite"), r.at("rank"), r.at("card"), r.at("time_ms")});
+      }
+      print_table(out, {"network", "rank", "card", "total_ms"}, table);
+      out << "\nPer case (predicted ms" << (calibration ? ", * = calibrated" : "") << ")\n";
+      std::vector<std::string> titles = {"layer", "pass", "algorithm",
+                                         cards.empty() ? "bound" : "bound@" + cards[0]->id};
+      for (const auto* c : cards) titles.push_back(c->id);
+      std::map<std::string, std::vector<std::string>> by_case;
+      std::vector<std::string> case_order;
+      for (const Fields& r : rows) {
+        if (r.at("kind") != "case") continue;
+        const std::string key = r.at("suite") + "|" + r.at("descriptor") + "|" + r.at("layer") +
+                                "|" + r.at("pass") + "|" + r.at("algorithm");
+        auto& cells = by_case[key];
+        if (cells.empty()) {
+          case_order.push_back(key);
+          cells = {r.at("layer").empty() ? r.at("descriptor") : r.at("layer"), r.at("pass"),
+                   r.at("algorithm"), r.at("bound")};
+        }
+        cells.push_back(r.at("time_ms") + (r.at("calibrated") == "yes" ? "*" : ""));
+      }
+      std::vector<std::vector<std::string>> cases;
+      for (const std::string& k : case_order) cases.push_back(by_case[k]);
+      print_table(out, titles, cases);
+    }
+  };
+  emit(std::cout, o.format.value_or("table"));
+  if (o.out) {
+    const bool json = o.out->size() > 5 && o.out->compare(o.out->size() - 5, 5, ".json") == 0;
+    std::ofstream file(*o.out);
+    if (!file) throw convlab::Error(convlab::ErrorCode::io, "cannot write --out '" + *o.out + "'");
+    emit(file, json ? "json" : "csv");
+  }
+  return 0;
+}
+
+}  // namespace convbench

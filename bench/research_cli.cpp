@@ -1,0 +1,196 @@
+// The command line of the issue-5 commands and flags, and what memory and predict share.
+#include <algorithm>
+#include <ostream>
+
+#include "convlab/error.hpp"
+#include "research.hpp"
+
+namespace convbench {
+
+namespace {
+
+void add_layer_options(CLI::App* app, LayerOptions& o, const char* algos_default) {
+  app->add_option("--shape", o.shapes, "A benchdnn descriptor (repeatable)")
+      ->take_all()
+      ->type_size(1)
+      ->allow_extra_args(false);
+  app->add_option("--batch-file", o.batch_files, "A benchdnn shape file (repeatable)")
+      ->allow_extra_args(false);
+  app->add_option("--suite", o.suites, "A built-in suite, or 'all' (repeatable or comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  app->add_option("--mb", o.mb, "Minibatch for every layer (overrides the shape's mb)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_option("--algos", o.algos,
+                  std::string("Algorithm names or globs (default: ") + algos_default + ")");
+  app->add_option("--passes", o.passes, "Comma-separated passes: fwd, bwd_data, bwd_filter")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void add_research_run_options(CLI::App* run, RunOptions& o) {
+  run->add_option("--memory-budget", o.memory_budget,
+                  "Mark cases whose tensors + workspace exceed SIZE (e.g. 3.5GiB, 8GB) "
+                  "over_budget instead of running them");
+  run->add_option("--card", o.card,
+                  "Budget = the usable memory of this card (see 'list'; e.g. gtx970)");
+  run->add_option("--cards", o.cards, "Add the cards of FILE.json to the card table (repeatable)")
+      ->allow_extra_args(false);
+  run->add_flag("--select", o.select,
+                "After each layer and pass, add a row 'select' naming the fastest measured "
+                "algorithm that fits the budget");
+  run->add_flag("--resume", o.resume,
+                "Skip the cases already in --out FILE.csv and append the others");
+  run->add_option("--shard", o.shard,
+                  "Run part I of N of the cases (default: from SLURM_ARRAY_TASK_ID and "
+                  "SLURM_ARRAY_TASK_COUNT)");
+  run->add_option("--vary", o.vary,
+                  "FIELD=START:STOP[:STEP] (STEP +N or *N), repeatable: the Cartesian product "
+                  "over each --shape, e.g. kh=3:15:2 or ih=16:256:*2")
+      ->allow_extra_args(false);
+  run->add_option("--devices", o.devices,
+                  "Run the cases on these GPUs at once, one worker process per device, e.g. 0,1");
+  run->add_option("--worker", o.worker, "(internal) the part of the cases of a --devices worker")
+      ->group("");
+}
+
+CLI::App* add_memory_command(CLI::App& app, MemoryOptions& o) {
+  CLI::App* memory = app.add_subcommand(
+      "memory", "Memory per layer x algorithm x pass and per network; fits per card");
+  add_layer_options(memory, o.layers, "every available algorithm but the reference");
+  memory
+      ->add_option("--cards", o.cards,
+                   "Cards to check: ids, comma lists, 'all', or FILE.json (repeatable)")
+      ->allow_extra_args(false);
+  memory->add_option("--memory-budget", o.memory_budget, "Flag everything over SIZE, e.g. 3.5GiB");
+  memory->add_flag("--inference", o.inference,
+                   "Network memory for inference (forward only) instead of training");
+  memory
+      ->add_option("--optimizer-states", o.optimizer_states,
+                   "Optimizer buffers per weight: 0 SGD, 1 momentum, 2 Adam")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
+  memory->add_option("--fallback", o.fallback,
+                     "In the network totals, use this algorithm for the cases a strategy does "
+                     "not support (default: none; the network is then incomplete)");
+  memory->add_option("--max-batch", o.max_batch, "Largest batch the per-card search tries")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  memory->add_option("--format", o.format, "Format on stdout (default table)")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  memory->add_option("--out", o.out, "Also write FILE.csv or FILE.json");
+  return memory;
+}
+
+CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
+  CLI::App* predict = app.add_subcommand(
+      "predict", "Roofline time per layer x algorithm x card, and a ranking of the cards");
+  add_layer_options(predict, o.layers, "every registered algorithm but the reference");
+  predict
+      ->add_option("--cards", o.cards,
+                   "Cards: ids, comma lists, 'all' (default), or FILE.json (repeatable)")
+      ->allow_extra_args(false);
+  predict->add_option("--calibrate", o.calibrate,
+                      "Scale by each algorithm's efficiency measured in this convbench CSV");
+  predict->add_option("--calibrate-card", o.calibrate_card,
+                      "The card the --calibrate sweep ran on (default: from its devices line; a "
+                      "CPU needs a --cards FILE.json entry)");
+  predict
+      ->add_option("--calibrate-device", o.calibrate_device,
+                   "Use the --calibrate rows of this device column (cpu or gpu)")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
+  predict->add_option("--format", o.format, "Format on stdout (default table)")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  predict->add_option("--out", o.out, "Also write FILE.csv or FILE.json");
+  return predict;
+}
+
+CLI::App* add_merge_command(CLI::App& app, MergeOptions& o) {
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Concatenate the CSVs of a sharded sweep; report missing and duplicate cases");
+  merge->add_option("OUT", o.out, "The merged CSV to write")->required();
+  merge->add_option("IN", o.inputs, "The shards' CSVs")->required()->expected(1, -1);
+  merge->add_flag("--allow-incomplete", o.allow_incomplete,
+                  "Exit 0 even when cases are missing (still reported)");
+  return merge;
+}
+
+SweepSpec layer_spec(const LayerOptions& o) {
+  SweepSpec spec;
+  spec.shapes = o.shapes;
+  spec.batch_files = o.batch_files;
+  spec.suites = o.suites;
+  spec.mb = o.mb;
+  spec.algos = o.algos;
+  try {
+    spec.passes = parse_passes(o.passes);
+  } catch (const convlab::Error& e) {
+    throw UsageError(e.what());
+  }
+  return spec;
+}
+
+std::vector<const convlab::Card*> resolve_cards(const std::vector<std::string>& values,
+                                                convlab::CardDatabase& db,
+                                                const std::string& fallback) {
+  std::vector<std::string> lists, files;
+  for (const std::string& v : values) {
+    (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0 ? files : lists).push_back(v);
+  }
+  std::vector<std::string> from_files;
+  try {
+    for (const std::string& f : files) {
+      convlab::CardDatabase one;
+      one.add_json_file(f);
+      for (const convlab::Card& c : one.all()) {
+        db.add(c);
+        from_files.push_back(c.id);
+      }
+    }
+    if (lists.empty() && from_files.empty() && !fallback.empty()) lists.push_back(fallback);
+    std::vector<const convlab::Card*> out;
+    auto add = [&](const convlab::Card* c) {
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    };
+    for (const std::string& id : from_files) add(&db.get(id));
+    for (const std::string& list : lists) {
+      for (const convlab::Card* c : db.select(list)) add(c);
+    }
+    return out;
+  } catch (const convlab::Error& e) {
+    throw UsageError(std::string("--cards: ") + e.what());
+  }
+}
+
+void print_table(std::ostream& out, const std::vector<std::string>& titles,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(titles.size());
+  std::vector<bool> numeric(titles.size(), true);
+  for (size_t c = 0; c < titles.size(); ++c) width[c] = titles[c].size();
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < titles.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+      if (!row[c].empty() && row[c].find_first_not_of("0123456789.-+e") != std::string::npos) {
+        numeric[c] = false;
+      }
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t c = 0; c < titles.size(); ++c) {
+      const std::string cell = c < cells.size() ? cells[c] : "";
+      const std::string pad(width[c] - std::min(width[c], cell.size()), ' ');
+      text += (c ? "  " : "") + (numeric[c] ? pad + cell : cell + pad);
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out << text << "\n";
+  };
+  line(titles);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule);
+  for (const auto& row : rows) line(row);
+}
+
+}  // namespace convbench

@@ -1,0 +1,139 @@
+#include "runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+#include "convlab/cards.hpp"
+#include "convlab/error.hpp"
+#include "convlab/harness.hpp"
+#include "dump.hpp"
+
+namespace convbench {
+
+Row make_row(const Case& c) {
+  Row row;
+  row.suite = c.suite;
+  row.layer = c.layer.name;
+  row.descriptor = c.layer.problem.descriptor();
+  row.pass = convlab::to_string(c.pass);
+  row.algorithm = c.algorithm->name();
+  row.device = convlab::to_string(c.algorithm->device());
+  return row;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+namespace {
+
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::replace(text.begin(), text.end(), '\r', ' ');
+  return text;
+}
+
+void mark(Row& row, Status status, const std::string& reason) {
+  row.status = status;
+  row.reason = one_line(reason);
+}
+
+void run_measured(const Case& c, const RunSettings& settings, Row& row) {
+  const convlab::Algorithm& algorithm = *c.algorithm;
+  const convlab::ConvProblem& problem = c.layer.problem;
+  const convlab::Support available = algorithm.available();
+  if (!available) return mark(row, Status::unsupported, available.reason);
+  const convlab::Support support = algorithm.supports(problem, c.pass);
+  if (!support) {
+    return mark(row, Status::unsupported,
+                support.reason.empty() ? "unsupported (no reason given)" : support.reason);
+  }
+  convlab::DeviceContext& context = algorithm.context();
+
+  // Planning may allocate and queue device work; it is timed on the host up to a
+  // synchronisation, apart from the runs.
+  const auto plan_start = std::chrono::steady_clock::now();
+  std::unique_ptr<convlab::Plan> plan = algorithm.plan(problem, c.pass);
+  context.synchronize();
+  row.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                          plan_start)
+                    .count();
+  const std::size_t workspace = plan->workspace_bytes();
+  row.workspace_bytes = static_cast<int64_t>(workspace);
+  if (settings.budget) {
+    // Refused before anything is allocated: the row keeps the memory it would have needed.
+    const int64_t needed = convlab::checked_add(problem.tensor_bytes().total(),
+                                                *row.workspace_bytes, "case memory");
+    if (needed > *settings.budget) {
+      row.total_bytes = needed;
+      throw convlab::Error(convlab::ErrorCode::over_budget,
+                           "needs " + convlab::format_size(needed) + " (tensors " +
+                               convlab::format_size(problem.tensor_bytes().total()) +
+                               " + workspace " + convlab::format_size(*row.workspace_bytes) +
+                               "), over the budget of " + settings.budget_label);
+    }
+  }
+
+  const uint64_t seed = case_seed(settings.seed, problem, c.pass);
+  const convlab::HostTensors host = convlab::make_inputs(problem, c.pass, seed);
+  convlab::CaseBuffers buffers(context, problem, host, workspace);
+  row.total_bytes = static_cast<int64_t>(buffers.device_bytes());
+  const convlab::Tensors tensors = buffers.tensors();
+  const convlab::Workspace scratch = buffers.workspace();
+
+  for (int i = 0; i < settings.warmup; ++i) plan->run(tensors, scratch);
+  context.synchronize();
+  // Repetitions stop early once they add up to max_time, so one sweep can hold 10 us and 10 s
+  // layers alike; the row's reps says how many runs the median is of.
+  std::vector<double> times;
+  double total_ms = 0;
+  for (int i = 0; i < settings.reps; ++i) {
+    times.push_back(context.time_ms([&] { plan->run(tensors, scratch); }));
+    total_ms += times.back();
+    if (settings.max_time > 0 && total_ms >= settings.max_time * 1e3) break;
+  }
+  row.reps = static_cast<int64_t>(times.size());
+  row.time_ms = median(times);
+  row.time_ms_min = *std::min_element(times.begin(), times.end());
+  row.time_ms_max = *std::max_element(times.begin(), times.end());
+  if (*row.time_ms > 0) {
+    row.gflops = static_cast<double>(problem.flops(c.pass)) / (*row.time_ms * 1e6);
+  }
+
+  // The output checked is the one left by the last timed run: the output was poisoned only
+  // before the first run, so an element no run writes stays NaN, and an algorithm that
+  // accumulates into its output (beta != 0) drifts further with every run.
+  if (!settings.check && !settings.dumper) return;
+  const std::vector<float> result = buffers.download_output(c.pass);
+  if (settings.check) {
+    const convlab::AccuracyReport report = convlab::compare_with_reference(
+        problem, c.pass, host, result, algorithm.error_bound(problem, c.pass));
+    row.max_abs_err = report.max_abs_err;
+    row.max_rel_err = report.max_rel_err;
+    if (!report.within_bound) mark(row, Status::error, "accuracy: " + report.detail);
+  }
+  if (settings.dumper) settings.dumper->write(c, row, host, result, seed);
+}
+
+}  // namespace
+
+Row run_case(const Case& c, const RunSettings& settings) {
+  Row row = make_row(c);
+  try {
+    run_measured(c, settings, row);
+  } catch (const convlab::Error& e) {
+    // A budget refusal is a disposition, not a failure (issue 5 raises it before running).
+    const Status status =
+        e.code() == convlab::ErrorCode::over_budget ? Status::over_budget : Status::error;
+    mark(row, status, std::string(convlab::to_string(e.code())) + ": " + e.what());
+  } catch (const std::exception& e) {
+    mark(row, Status::error, std::string("exception: ") + e.what());
+  }
+  return row;
+}
+
+}  // namespace convbench

@@ -1,0 +1,42 @@
+#pragma once
+// Runs one case the way the tests do (convlab/harness.hpp): supports -> plan (timed) ->
+// inputs from the case seed -> CaseBuffers (output and workspace poisoned) -> warm-up ->
+// timed repetitions (DeviceContext::time_ms: steady clock on the CPU, CUDA events on a GPU)
+// -> optional comparison with the reference -> optional dump. Never throws for a failing
+// case: the row says what happened.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cases.hpp"
+#include "row.hpp"
+
+namespace convbench {
+
+class Dumper;
+
+struct RunSettings {
+  int reps = 5;          ///< timed repetitions (>= 1)
+  int warmup = 1;        ///< untimed runs before them (>= 0)
+  double max_time = 2.0;  ///< stop repeating once timed runs add up to this (s); 0 = never
+  bool check = false;    ///< compare with the reference under the algorithm's error bound
+  uint64_t seed = 1;     ///< sweep seed; each case derives its own (case_seed)
+  Dumper* dumper = nullptr;  ///< --dump, when given
+  /// --memory-budget / --card: a case whose tensors + workspace exceed it is over_budget,
+  /// not run; `budget_label` names it in the reason (e.g. "gtx970 usable 3.50 GiB").
+  std::optional<int64_t> budget;
+  std::string budget_label;
+};
+
+/// The identity columns of a case's row (suite, layer, descriptor, pass, algorithm, device).
+Row make_row(const Case& c);
+
+/// Runs the case and returns its row: ok, unsupported (with the reason), or error (with what
+/// was thrown, or "accuracy: ..." when --check finds the output outside its error bound).
+Row run_case(const Case& c, const RunSettings& settings);
+
+/// Median of the timings (mean of the middle two for an even count).
+double median(std::vector<double> values);
+
+}  // namespace convbench

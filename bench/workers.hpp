@@ -1,0 +1,32 @@
+#pragma once
+// --devices 0,1,...: one worker process per device, and the merging of sweep files that it
+// shares with `convbench merge`.
+//
+// A CUDA algorithm runs on the device its process chose once (CONVLAB_CUDA_DEVICE, read at
+// first use), so the workers are processes: convbench starts itself once per device with
+// CONVLAB_CUDA_DEVICE set, `--worker d/D` (the d-th of D parts of the cases, by whole layer
+// and pass groups, like --shard) and `--out OUT.workerD.csv`, waits for them, and writes
+// their rows to --out and stdout as one sweep.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "reporters.hpp"
+#include "sweep_control.hpp"
+
+namespace convbench {
+
+/// `convbench run --devices ...`; returns the exit status.
+int run_with_workers(const RunOptions& options);
+
+/// Writes the rows of `files` (in order, skipping the rows whose index is in `skip`, one set
+/// per file) as one sweep in `format`, with the metadata of the first file minus the keys in
+/// `drop` plus `extra`. Returns the rows' summary.
+Summary write_sweep(std::ostream& out, Format format, const std::vector<SweepFile>& files,
+                    const std::vector<std::vector<bool>>& skip,
+                    const std::vector<std::string>& drop,
+                    const std::vector<std::pair<std::string, std::string>>& extra);
+
+}  // namespace convbench

@@ -1,0 +1,6 @@
+// The avx2 build of the bin-vectorised complex GEMM (see bin_gemm_kernel.inc).
+#define BG_NAMESPACE avx2
+#define BG_VECTOR_BYTES 32
+#define BG_MR 1
+#define BG_NR 4
+#include "bin_gemm_kernel.inc"

@@ -1,0 +1,316 @@
+// cpu.im2col: convolution as im2col + GEMM on the CPU, all three passes.
+//
+// Derivation. One group g of one image n; Cg = C/g, Kg = K/g, P = OH*OW, L = Cg*R*S.
+// Cross-correlation y[k,oh,ow] = sum_{c,i,j} w[k,c,i,j] * x[c, oh*sh - ph + i*dh,
+// ow*sw - pw + j*dw] (x read as zero outside the image). Lay the taps out as the column
+// buffer of strategy/im2col_index.hpp, col[(c*R + i)*S + j, oh*OW + ow] = that x element.
+// A KCRS filter group is already the row-major matrix W[Kg, L] with the same row index, so
+//
+//   forward          Y[Kg, P]  = W[Kg, L] * col[L, P]                  (GEMM, beta = 0)
+//   backward-data    col[L, P] = W^T[L, Kg] * dY[Kg, P],  dx = col2im(col)
+//   backward-filter  dW[Kg, L] += dY[Kg, P] * col^T[P, L]   summed over the images
+//
+// Backward-data is the adjoint of the forward map x -> col -> W*col: the adjoint of the GEMM
+// is W^T, the adjoint of im2col (a copy of x into many places) is the sum of those places
+// back into x, col2im. We compute it as a gather (each dx element sums, in tap order, the
+// col entries that copied it; see im2col_index.hpp), which is deterministic and needs no
+// atomics. Backward-filter is the adjoint in w: dW = sum_n dY_n col_n^T.
+//
+// Images per GEMM (b). Putting b images side by side, col[L, b*P] with column m*P + p,
+// turns b GEMMs of width P into one of width b*P (small late layers have P = 7*7 = 49, a
+// shape BLAS runs far below peak). NCHW stores image m of the group's outputs at a stride of
+// K*P, not P, so with b > 1 the GEMM's [Kg, b*P] operand (Y forward, dY backward) is a staged
+// copy ("stage"). The backward-filter sum over images simply becomes the GEMM's inner
+// dimension b*P.
+//
+// 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
+// stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
+// place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
+//
+// GEMM mapping. All matrices are row-major with the leading dimensions above; cblas_sgemm
+// with CblasRowMajor takes them as they are (OpenBLAS), Eigen as Map<RowMajor, OuterStride>.
+//
+// Threads (T = convlab::num_threads() at plan time). The (group, image) pairs, Q = g*N, are
+// split into `workers` contiguous slices; in "images" mode each of T OpenMP threads runs a
+// slice with a single-threaded GEMM and its own buffers, in "gemm" mode one slice covers
+// everything and the GEMM library gets T threads. Backward-filter in images mode gives each
+// extra worker a private dW ("partial") added into dw in worker order afterwards, so the
+// result depends on T but not on scheduling: deterministic for a fixed thread count.
+//
+// Workspace (floats; pad16 rounds up to a multiple of 16 so each buffer is 64-byte aligned):
+//   col     = pointwise ? 0 : pad16(L * b*P)
+//   stage   = b > 1 ? pad16(Kg * b*P) : 0
+//   partial = bwd_filter ? pad16(K * L) : 0
+//   bytes   = 4 * (workers * (col + stage) + (workers - 1) * partial)
+// Worker v's col starts at v*(col + stage), its stage right after; the partials follow all
+// workers. Nothing else is allocated in run(); OpenBLAS and OpenMP keep their own thread
+// buffers, made once per process.
+
+#include "cpu_im2col.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <exception>
+
+#include "convlab/device.hpp"
+#include "convlab/error.hpp"
+#include "convlab/threads.hpp"
+#include "im2col_loops.hpp"
+#include "lib/src/backends.hpp"
+#include "strategy/im2col_index.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace convlab::im2col {
+namespace {
+
+constexpr const char* kName = "cpu.im2col";
+
+// One contiguous run of b' <= b images of one group.
+struct Chunk {
+  int64_t group = 0, image = 0, count = 0;
+};
+
+class Im2colPlan final : public Plan {
+ public:
+  Im2colPlan(const ConvProblem& p, Pass pass, const Im2colOptions& options, Im2colLayout layout)
+      : p_(p),
+        pass_(pass),
+        backend_(options.backend),
+        layout_(layout),
+        geometry_(make_im2col_geometry(p, 1)) {}
+
+  std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
+  std::string notes() const override { return layout_.describe(); }
+
+  void run(const Tensors& t, const Workspace& ws) override {
+    check_run_arguments(kName, p_, pass_, t, ws, layout_.workspace_bytes);
+    float* base = static_cast<float*>(ws.data);
+    if (layout_.workers > 1) {
+      set_gemm_threads(backend_, 1);
+      // No exception may leave an OpenMP region: the first one is kept and rethrown after.
+      std::exception_ptr failure;
+      auto slice = [&](int64_t v) {
+        try {
+          run_slice(v, t, base);
+        } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(convlab_im2col_failure)
+#endif
+          if (!failure) failure = std::current_exception();
+        }
+      };
+#ifdef _OPENMP
+      const int workers = static_cast<int>(layout_.workers);
+#pragma omp parallel num_threads(workers)
+      for (int64_t v = omp_get_thread_num(); v < layout_.workers; v += omp_get_num_threads()) {
+        slice(v);
+      }
+#else
+      for (int64_t v = 0; v < layout_.workers; ++v) slice(v);
+#endif
+      if (failure) std::rethrow_exception(failure);
+      if (pass_ == Pass::backward_filter) reduce_partials(t.w, base);
+    } else {
+      set_gemm_threads(backend_, layout_.threads);
+      run_slice(0, t, base);
+    }
+  }
+
+ private:
+  float* partial_of(int64_t v, float* base) const {
+    return base + layout_.workers * (layout_.col + layout_.stage) + (v - 1) * layout_.partial;
+  }
+
+  // The worker-order sum dw = dw_0 + dw_1 + ... (worker 0 accumulated into dw itself).
+  void reduce_partials(float* dw, float* base) const {
+    const int64_t elems = p_.w_elems();
+    for (int64_t v = 1; v < layout_.workers; ++v) {
+      const float* part = partial_of(v, base);
+      for (int64_t e = 0; e < elems; ++e) dw[e] += part[e];
+    }
+  }
+
+  // Worker v's share of the (group, image) pairs, q = group*N + image, in chunks of <= b
+  // images of one group, each through the pass's GEMMs.
+  void run_slice(int64_t v, const Tensors& t, float* base) const {
+    const int64_t pairs = p_.groups * p_.n;
+    const int64_t begin = pairs * v / layout_.workers, end = pairs * (v + 1) / layout_.workers;
+    float* col = base + v * (layout_.col + layout_.stage);
+    float* stage = col + layout_.col;
+    float* dw = t.w;
+    if (pass_ == Pass::backward_filter) {
+      if (v > 0) dw = partial_of(v, base);
+      std::fill(dw, dw + p_.w_elems(), 0.0f);
+    }
+    for (int64_t q = begin; q < end;) {
+      Chunk chunk;
+      chunk.group = q / p_.n;
+      chunk.image = q % p_.n;
+      chunk.count = std::min({layout_.images_per_gemm, end - q, p_.n - chunk.image});
+      switch (pass_) {
+        case Pass::forward: forward(chunk, t, col, stage); break;
+        case Pass::backward_data: backward_data(chunk, t, col, stage); break;
+        case Pass::backward_filter: backward_filter(chunk, t, col, stage, dw); break;
+      }
+      q += chunk.count;
+    }
+  }
+
+  Im2colGeometry chunk_geometry(const Chunk& chunk) const {
+    Im2colGeometry g = geometry_;
+    g.images = chunk.count;
+    return g;
+  }
+  int64_t x_offset(const Chunk& c) const {
+    return c.image * geometry_.image_stride + group_offset(geometry_, c.group);
+  }
+  int64_t y_offset(const Chunk& c) const {
+    return (c.image * p_.k + c.group * p_.k_per_group()) * col_pixels(geometry_);
+  }
+  int64_t w_offset(const Chunk& c) const {
+    return c.group * p_.k_per_group() * col_rows(geometry_);
+  }
+
+  // dY of the chunk as a [Kg, b'*P] matrix: in place for one image, else staged.
+  const float* dy_matrix(const Chunk& c, const Tensors& t, float* stage) const {
+    const float* dy = t.y + y_offset(c);
+    if (c.count == 1) return dy;
+    gather_images(dy, p_.k_per_group(), col_pixels(geometry_), c.count, p_.k, stage);
+    return stage;
+  }
+
+  void forward(const Chunk& c, const Tensors& t, float* col, float* stage) const {
+    const Im2colGeometry g = chunk_geometry(c);
+    const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
+    const float* x = t.x + x_offset(c);
+    const float* b = x;  // pointwise: x_n is the column buffer
+    if (!layout_.pointwise) {
+      im2col_cpu(g, x, col);
+      b = col;
+    }
+    float* y = t.y + y_offset(c);
+    float* out = c.count == 1 ? y : stage;
+    sgemm(backend_, false, false, kg, cols, rows, t.w + w_offset(c), rows, b, cols, 0.0f, out,
+          cols);
+    if (c.count > 1) scatter_images(stage, kg, col_pixels(g), c.count, p_.k, y);
+  }
+
+  void backward_data(const Chunk& c, const Tensors& t, float* col, float* stage) const {
+    const Im2colGeometry g = chunk_geometry(c);
+    const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
+    const float* dy = dy_matrix(c, t, stage);
+    float* dx = t.x + x_offset(c);
+    // Pointwise: dx_n [Cg, H*W] is col itself, written by the GEMM directly.
+    float* out = layout_.pointwise ? dx : col;
+    sgemm(backend_, true, false, rows, cols, kg, t.w + w_offset(c), rows, dy, cols, 0.0f, out,
+          cols);
+    if (!layout_.pointwise) col2im_cpu(g, col, dx);
+  }
+
+  void backward_filter(const Chunk& c, const Tensors& t, float* col, float* stage,
+                       float* dw) const {
+    const Im2colGeometry g = chunk_geometry(c);
+    const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
+    const float* x = t.x + x_offset(c);
+    const float* b = x;
+    if (!layout_.pointwise) {
+      im2col_cpu(g, x, col);
+      b = col;
+    }
+    const float* dy = dy_matrix(c, t, stage);
+    sgemm(backend_, false, true, kg, rows, cols, dy, cols, b, cols, 1.0f, dw + w_offset(c), rows);
+  }
+
+  ConvProblem p_;
+  Pass pass_;
+  GemmBackend backend_;
+  Im2colLayout layout_;
+  Im2colGeometry geometry_;
+};
+
+}  // namespace
+
+std::string CpuIm2col::description() const {
+  GemmBackend backend = options_.backend;
+  if (from_environment_) {
+    try {
+      backend = Im2colOptions::from_environment().backend;
+    } catch (const Error&) {
+      backend = default_gemm_backend();  // plan() reports the malformed setting
+    }
+  }
+  return std::string("im2col/col2im-gather + GEMM (") + to_string(backend) +
+         "), per group, 1x1 shortcut, images per GEMM";
+}
+
+Im2colOptions CpuIm2col::options() const {
+  return from_environment_ ? Im2colOptions::from_environment() : options_;
+}
+
+Support CpuIm2col::supports(const ConvProblem& p, Pass) const {
+  p.validate();
+  const GemmBackend backend = options().backend;
+  if (!gemm_backend_available(backend)) {
+    return Support::no(std::string(kName) + ": GEMM backend " + to_string(backend) +
+                       " is not built in");
+  }
+  // OpenBLAS takes 32-bit GEMM dimensions: the widest are one image's pixels (b is capped at
+  // INT_MAX / pixels when planned), the column rows C/g*R*S, K/g and, 1x1, H*W.
+  if (backend == GemmBackend::openblas) {
+    const int64_t pixels = p.out_h() * p.out_w();
+    const int64_t rows = p.c_per_group() * p.r * p.s;
+    for (int64_t extent : {pixels, rows, p.k_per_group(), p.h * p.w}) {
+      if (extent > INT_MAX) {
+        return Support::no(std::string(kName) + " " + p.descriptor() + ": GEMM dimension " +
+                           std::to_string(extent) + " exceeds OpenBLAS's 32-bit limit " +
+                           std::to_string(INT_MAX));
+      }
+    }
+  }
+  return Support::yes();
+}
+
+std::unique_ptr<Plan> CpuIm2col::plan(const ConvProblem& p, Pass pass) const {
+  const Support support = supports(p, pass);
+  if (!support) throw Error(ErrorCode::unsupported, support.reason);
+  const Im2colOptions opts = options();
+  const Im2colLayout layout = im2col_layout(p, pass, opts, num_threads());
+  return std::make_unique<Im2colPlan>(p, pass, opts, layout);
+}
+
+ErrorBound CpuIm2col::error_bound(const ConvProblem& p, Pass pass) const {
+  // Each output is a sum of products rounded in fp32 along a chain of at most L additions:
+  // forward L = C/g*R*S (one GEMM dot product); backward-data L = K/g + R*S (a K/g dot
+  // product per tap, then at most R*S taps gathered); backward-filter L = N*OH*OW + T (the
+  // GEMM's inner dimension b*OH*OW, accumulated over the chunks, plus the T partials).
+  // Higham & Mary's probabilistic analysis (SIAM J. Sci. Comput. 41(5), 2019, Thm 3.1 and
+  // its Hoeffding form): with independent mean-zero rounding errors |e| <= lambda*sqrt(L)*
+  // u*sum|a||b| except with probability 2*exp(-lambda^2/2); lambda = 6 makes that 3e-8 per
+  // output. One more u covers the rounding of the exact sum to fp32 (the reference rounds
+  // its double sum too). A dropped or doubled term errs by about sum|a||b|/L, more than this
+  // bound by a factor of 2^24 / (6 L^1.5): every indexing mistake still fails.
+  double chain = 0;
+  switch (pass) {
+    case Pass::forward: chain = double(p.c_per_group()) * p.r * p.s; break;
+    case Pass::backward_data: chain = double(p.k_per_group()) + double(p.r) * p.s; break;
+    case Pass::backward_filter: chain = double(p.n) * p.out_h() * p.out_w() + num_threads(); break;
+  }
+  return ErrorBound{ErrorBound::Kind::elementwise, 6.0 * std::sqrt(chain) + 2.0, 0.0};
+}
+
+DeviceContext& CpuIm2col::context() const { return host_context(); }
+
+}  // namespace convlab::im2col
+
+namespace convlab {
+
+void register_cpu_im2col(Registry& registry) {
+  registry.add(std::make_unique<im2col::CpuIm2col>());
+}
+
+}  // namespace convlab

@@ -1,0 +1,97 @@
+#pragma once
+// cpu.im2col internals: its settings, the workspace layout of a plan (the formula of
+// docs/strategy-im2col.md, in code) and the Algorithm class. Not a public header; the
+// tests and bench/micro include it to set options the registry's instance takes from the
+// environment.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "convlab/algorithm.hpp"
+#include "gemm.hpp"
+
+namespace convlab::im2col {
+
+/// How a run uses its threads. Never both levels at once (no oversubscription).
+enum class ParallelMode {
+  automatic,  ///< images when the (image, group) pairs split evenly enough, else gemm
+  images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
+  gemm,       ///< one slice after another; the GEMM library uses every thread
+};
+const char* to_string(ParallelMode mode) noexcept;
+
+/// The settings of cpu.im2col.
+struct Im2colOptions {
+  /// Images sharing one column buffer (one GEMM); 0 = automatic (see kTargetColumns).
+  int64_t images_per_gemm = 0;
+  ParallelMode parallel = ParallelMode::automatic;
+  GemmBackend backend = default_gemm_backend();
+  /// Plans of fewer flops run on one thread (kParallelMinFlops; tests set 0 to exercise the
+  /// parallel paths on small problems).
+  int64_t min_parallel_flops = -1;  ///< -1: kParallelMinFlops
+
+  /// The registry's settings: CONVLAB_IM2COL_IMAGES_PER_GEMM (a positive integer, or
+  /// "auto"), CONVLAB_IM2COL_PARALLEL ("auto", "images" or "gemm"), CONVLAB_IM2COL_GEMM
+  /// ("onednn", "openblas" or "eigen"; default_gemm_backend() when unset), read when called.
+  /// Throws Error{invalid_argument} naming a malformed value.
+  static Im2colOptions from_environment();
+};
+
+/// Automatic images per GEMM: the fewest images whose columns reach this many GEMM columns
+/// (b = ceil(kTargetColumns / (OH*OW)), at most the images one thread handles); measured
+/// with bench/micro/gemm_backend.cpp, see docs/strategy-im2col.md.
+inline constexpr int64_t kTargetColumns = 1024;
+
+/// Below this many flops a plan runs on one thread by default: the fork/join of a second thread
+/// costs about as much as it saves (see docs/strategy-im2col.md).
+inline constexpr int64_t kParallelMinFlops = 2'000'000;
+
+/// Buffers are padded to 16 floats so that every one starts on a 64-byte line.
+inline constexpr int64_t kAlignFloats = 16;
+
+/// What a plan holds and how its workspace is cut (all counts in floats).
+///   workspace = 4 bytes * (workers * (col + stage) + (workers - 1) * partial)
+struct Im2colLayout {
+  int threads = 1;                         ///< convlab::num_threads() when planned (1 when tiny)
+  ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
+  int64_t workers = 1;                     ///< slices run in parallel (1 in gemm mode)
+  int64_t images_per_gemm = 1;             ///< b
+  bool pointwise = false;                  ///< 1x1 / stride 1 / pad 0: no column buffer
+  int64_t col = 0;                         ///< pad16(C/g*R*S * b*OH*OW), 0 when pointwise
+  int64_t stage = 0;                       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
+  int64_t partial = 0;                     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
+  std::size_t workspace_bytes = 0;
+  GemmBackend backend = default_gemm_backend();
+  std::string describe() const;
+};
+
+/// The layout of (problem, pass) under `options` with `threads` threads.
+Im2colLayout im2col_layout(const ConvProblem& problem, Pass pass, const Im2colOptions& options,
+                           int threads);
+
+/// The strategy behind the registry name "cpu.im2col".
+class CpuIm2col final : public Algorithm {
+ public:
+  /// With from_environment, every plan() reads Im2colOptions::from_environment() (the
+  /// registry's instance); otherwise every plan uses `options`.
+  explicit CpuIm2col(bool from_environment = true, Im2colOptions options = {})
+      : from_environment_(from_environment), options_(options) {}
+  std::string name() const override { return "cpu.im2col"; }
+  Device device() const override { return Device::cpu; }
+  std::string description() const override;
+  bool deterministic() const override { return true; }
+  Support supports(const ConvProblem& problem, Pass pass) const override;
+  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override;
+  /// The options a plan made now would use.
+  Im2colOptions options() const;
+  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override;
+  DeviceContext& context() const override;
+
+ private:
+  bool from_environment_;
+  Im2colOptions options_;
+};
+
+}  // namespace convlab::im2col

@@ -1,0 +1,145 @@
+// cpu.im2col's settings and the workspace layout of a plan (the formula at the top of
+// cpu_im2col.cpp and in docs/strategy-im2col.md).
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "convlab/error.hpp"
+#include "cpu_im2col.hpp"
+#include "strategy/im2col_index.hpp"
+
+namespace convlab::im2col {
+
+const char* to_string(ParallelMode mode) noexcept {
+  switch (mode) {
+    case ParallelMode::automatic: return "auto";
+    case ParallelMode::images: return "images";
+    case ParallelMode::gemm: return "gemm";
+  }
+  return "unknown";
+}
+
+Im2colOptions Im2colOptions::from_environment() {
+  Im2colOptions options;
+  if (const char* env = std::getenv("CONVLAB_IM2COL_IMAGES_PER_GEMM")) {
+    const std::string text = env;
+    if (!text.empty() && text != "auto") {
+      char* end = nullptr;
+      const long long b = std::strtoll(env, &end, 10);
+      if (end == env || *end != '\0' || b < 1) {
+        throw Error(ErrorCode::invalid_argument, "CONVLAB_IM2COL_IMAGES_PER_GEMM='" + text +
+                                                     "': expected a positive integer or auto");
+      }
+      options.images_per_gemm = b;
+    }
+  }
+  if (const char* env = std::getenv("CONVLAB_IM2COL_PARALLEL")) {
+    const std::string text = env;
+    if (text == "images") {
+      options.parallel = ParallelMode::images;
+    } else if (text == "gemm") {
+      options.parallel = ParallelMode::gemm;
+    } else if (!text.empty() && text != "auto") {
+      throw Error(ErrorCode::invalid_argument,
+                  "CONVLAB_IM2COL_PARALLEL='" + text + "': expected auto, images or gemm");
+    }
+  }
+  if (const char* env = std::getenv("CONVLAB_IM2COL_GEMM")) {
+    const std::string text = env;
+    bool known = false;
+    for (GemmBackend b : {GemmBackend::onednn, GemmBackend::openblas, GemmBackend::eigen}) {
+      if (text == to_string(b)) {
+        options.backend = b;
+        known = true;
+      }
+    }
+    if (!known && !text.empty()) {
+      throw Error(ErrorCode::invalid_argument,
+                  "CONVLAB_IM2COL_GEMM='" + text + "': expected onednn, openblas or eigen");
+    }
+  }
+  return options;
+}
+
+namespace {
+
+int64_t pad16(int64_t floats) {
+  return checked_mul((checked_add(floats, kAlignFloats - 1, "im2col workspace") / kAlignFloats),
+                     kAlignFloats, "im2col workspace");
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#ifdef _OPENMP
+constexpr bool kHaveOpenMP = true;
+#else
+constexpr bool kHaveOpenMP = false;
+#endif
+
+}  // namespace
+
+std::string Im2colLayout::describe() const {
+  std::ostringstream out;
+  out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
+      << ", " << threads << " thread" << (threads == 1 ? "" : "s") << "), " << images_per_gemm
+      << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
+      << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
+      << col << ", stage " << stage << ", partial " << partial << " floats), gemm "
+      << to_string(backend);
+  return out.str();
+}
+
+Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions& options,
+                           int threads) {
+  const Im2colGeometry g = make_im2col_geometry(p, 1);
+  Im2colLayout layout;
+  layout.backend = options.backend;
+  const int64_t min_flops =
+      options.min_parallel_flops < 0 ? kParallelMinFlops : options.min_parallel_flops;
+  layout.threads = threads < 1 || p.flops(pass) < min_flops ? 1 : threads;
+  layout.pointwise = is_pointwise(g);
+  const int64_t pairs = p.groups * p.n;
+  const int64_t pixels = col_pixels(g);
+
+  // Threads: slices in parallel when the pairs split within 25% of evenly (an uneven split
+  // idles threads for the longest slice), else the GEMM's own threads. Images mode needs
+  // OpenMP; without it the build falls back to gemm mode.
+  bool images = false;
+  if (layout.threads > 1 && kHaveOpenMP && pairs > 1) {
+    if (options.parallel == ParallelMode::images) {
+      images = true;
+    } else if (options.parallel == ParallelMode::automatic) {
+      const int64_t longest = ceil_div(pairs, layout.threads);
+      images = pairs >= layout.threads && longest * layout.threads * 4 <= pairs * 5;
+    }
+  }
+  layout.workers = images ? std::min<int64_t>(layout.threads, pairs) : 1;
+  layout.mode = layout.workers > 1 ? ParallelMode::images : ParallelMode::gemm;
+
+  // Images per GEMM: asked for, or enough to reach kTargetColumns GEMM columns; never more
+  // than a worker's pairs, the batch, or 32-bit GEMM columns.
+  int64_t b =
+      options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(kTargetColumns, pixels);
+  const int64_t longest = std::min(p.n, ceil_div(pairs, layout.workers));
+  b = std::min({b, longest, int64_t{INT_MAX} / pixels});
+  if (b < 1 || layout.pointwise) b = 1;
+  // As many GEMMs as b gives, but of even width (8 images with b = 6: 4 + 4, not 6 + 2).
+  b = ceil_div(longest, ceil_div(longest, b));
+  layout.images_per_gemm = b;
+
+  const int64_t cols = checked_mul(b, pixels, "im2col columns");
+  layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
+  layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
+  layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
+  const int64_t floats = checked_add(
+      checked_mul(layout.workers, checked_add(layout.col, layout.stage, "im2col workspace"),
+                  "im2col workspace"),
+      checked_mul(layout.workers - 1, layout.partial, "im2col workspace"), "im2col workspace");
+  layout.workspace_bytes =
+      static_cast<std::size_t>(checked_mul(floats, int64_t{sizeof(float)}, "im2col workspace"));
+  return layout;
+}
+
+}  // namespace convlab::im2col

@@ -1,0 +1,17 @@
+# One line per algorithm test binary (see tests/CMakeLists.txt: convlab_add_test).
+convlab_add_test(test_im2col_index cpu cpu/test_im2col_index.cpp)
+convlab_add_test(test_cpu_im2col cpu cpu/test_cpu_im2col.cpp)
+convlab_add_test(test_fft_geometry cpu cpu/test_fft_geometry.cpp)
+if(CONVLAB_HAVE_FFTW)  # cpu.fft is only built with FFTW
+  convlab_add_test(test_cpu_fft cpu cpu/test_cpu_fft.cpp)
+endif()
+convlab_add_test(test_cards cpu cpu/test_cards.cpp)
+convlab_add_test(test_memory_model cpu cpu/test_memory_model.cpp)
+convlab_add_test(test_select cpu cpu/test_select.cpp)
+convlab_add_test(test_nonfinite cpu cpu/test_nonfinite.cpp)
+convlab_add_test(test_cpu_onednn cpu cpu/test_cpu_onednn.cpp)
+convlab_add_test(test_memory_honesty cpu cpu/test_memory_honesty.cpp)
+convlab_add_test(test_determinism cpu cpu/test_determinism.cpp)
+include(${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs/bad_inputs.cmake)  # bad-input corpus (issue 6)
+include(${PROJECT_SOURCE_DIR}/fuzz/replay.cmake)  # fuzz corpus replay (issue 6)
+add_subdirectory(cli)  # convbench: runner test and CLI tests (tests/cli/CMakeLists.txt)

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""The convbench half of the bad-input corpus: runs every case of cli_cases.json.
+
+    run_cli_cases.py --convbench BIN --cases cli_cases.json --data tests/data [-k NAME]
+
+Each case gives convbench's arguments and what must come of them:
+  status   the exit status: 2 bad input, 1 a runtime failure (never a signal)
+  stderr   substrings the message on stderr must contain (the offending value, quoted)
+  stdout   substrings stdout must contain (the reason in a row, for runtime failures)
+Every bad-input `run` case also gets, unless it names its own --out, an --out pointing at an
+existing file holding a sentinel, and afterwards (every case):
+  - that file is byte for byte unchanged (a failed run never clobbers an existing output);
+  - no other file appeared in the case's folder, except, for a runtime failure, complete
+    output files (CSV whose lines all end and all have the header's columns; JSON that
+    parses): nothing is left half-written;
+  - a bad-input message is one line starting with "convbench: ".
+Placeholders in arguments: @TMP (the case's folder), @DATA (tests/data), and fixtures made
+in @TMP: @EMPTY, @COMMENTS, @BINARY, @BADLINE, @OPTIONLINE, @UNREADABLE, @MISSING, @DIR,
+@SHARD (a valid one-row sweep CSV, for merge). "no_injected_out": true leaves --out out.
+"replaces_out": true is for a sweep that finished with error rows (exit 1, the rows are its
+result): there the existing file must instead have been replaced by a complete output.
+A case may say "requires": "not_root" or "no_cuda" (skipped, with the reason, otherwise),
+and "known_failure": "what convbench must change" for a case that documents a missing
+behaviour: it is reported as XFAIL while it fails, and as an error once it passes (so that
+the marker is removed when the fix lands). Standard library only.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SENTINEL = "sentinel: an earlier run's results, which no failed run may touch\n"
+
+
+def make_fixtures(tmp):
+    (tmp / "empty.txt").write_text("")
+    (tmp / "comments.txt").write_text("# only comments\n\n  # and blank lines\n")
+    (tmp / "binary.bin").write_bytes(b"mb1ic3ih5oc8kh3\n\x00\x01\x02\xfe\xff")
+    (tmp / "badline.txt").write_text("mb1ic3ih5oc8kh3\nmb1ic3ih5oc8kh3xx1\n")
+    (tmp / "optionline.txt").write_text("--dir=FWD_B mb1ic3ih5oc8kh3\n")
+    unreadable = tmp / "unreadable.txt"
+    unreadable.write_text("mb1ic3ih5oc8kh3\n")
+    unreadable.chmod(0)
+    (tmp / "adir").mkdir()
+    shutil.copy(SHARD, tmp / "shard.csv")
+
+
+SHARD = None  # a valid one-row sweep CSV, made once by main() for the merge cases
+
+
+def make_shard(convbench, folder):
+    """A real sweep CSV (one tiny case), written by convbench itself."""
+    path = folder / "shard.csv"
+    subprocess.run([convbench, "run", "--shape", "mb1ic2ih5oc2kh3", "--algos", "reference",
+                    "--passes", "fwd", "--reps", "1", "--warmup", "0", "--out", str(path)],
+                   check=True, capture_output=True, timeout=120)
+    return path
+
+
+def substitute(arg, tmp, data):
+    table = {
+        "@EMPTY": tmp / "empty.txt", "@COMMENTS": tmp / "comments.txt",
+        "@BINARY": tmp / "binary.bin", "@BADLINE": tmp / "badline.txt",
+        "@OPTIONLINE": tmp / "optionline.txt", "@UNREADABLE": tmp / "unreadable.txt",
+        "@MISSING": tmp / "no_such_file.txt", "@DIR": tmp / "adir", "@SHARD": tmp / "shard.csv",
+    }
+    for token in sorted(table, key=len, reverse=True):
+        arg = arg.replace(token, str(table[token]))
+    return arg.replace("@TMP", str(tmp)).replace("@DATA", str(data))
+
+
+def complete_output(path):
+    """Why `path` is not a complete CSV/JSON output, or None when it is."""
+    text = path.read_text(errors="replace")
+    if path.suffix == ".json":
+        try:
+            json.loads(text)
+        except ValueError as e:
+            return "not complete JSON: %s" % e
+        return None
+    if text and not text.endswith("\n"):
+        return "the last line is cut off"
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    if rows and any(len(r) != len(rows[0]) for r in rows):
+        return "a row does not have the header's %d columns" % len(rows[0])
+    return None
+
+
+def check_case(case, convbench, data, is_root, has_cuda):
+    """(verdict, detail): verdict is pass, fail or skip."""
+    requires = case.get("requires")
+    if requires == "not_root" and is_root:
+        return "skip", "running as root: file permissions do not stop root"
+    if requires == "no_cuda" and has_cuda:
+        return "skip", "this build has CUDA algorithms"
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="convbench_bad_"))
+    try:
+        make_fixtures(tmp)
+        before = set(p.name for p in tmp.iterdir())
+        args = [substitute(a, tmp, data) for a in case["args"]]
+        existing = tmp / "existing.csv"
+        existing.write_text(SENTINEL)
+        # Bad input: an existing --out must survive. (A runtime failure's cases name their
+        # own --out, to check it separately.)
+        if (case["status"] == 2 and args and args[0] == "run" and "--out" not in args and
+                not case.get("no_injected_out")):
+            args[1:1] = ["--out", str(existing)]  # first: a later flag may lack its value
+        try:
+            proc = subprocess.run([convbench, *args], capture_output=True, text=True,
+                                  timeout=120, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return "fail", "no answer within 120 s (a bad input must fail at once)\n      " \
+                "args: " + " ".join(args)
+        problems = []
+        if proc.returncode < 0:
+            problems.append("killed by signal %d" % -proc.returncode)
+        elif proc.returncode != case["status"]:
+            problems.append("exit status %d, expected %d" % (proc.returncode, case["status"]))
+        for text in case.get("stderr", []):
+            text = substitute(text, tmp, data)
+            if text not in proc.stderr:
+                problems.append("stderr lacks %r" % text)
+        for text in case.get("stdout", []):
+            if text not in proc.stdout:
+                problems.append("stdout lacks %r" % text)
+        if case["status"] == 2:
+            lines = proc.stderr.strip().splitlines()
+            if len(lines) != 1 or not lines[0].startswith("convbench: "):
+                problems.append("the message is not one line starting with 'convbench: '")
+        if case.get("replaces_out"):
+            if existing.read_text() == SENTINEL:
+                problems.append("the finished sweep did not replace the existing --out file")
+            else:
+                why = complete_output(existing)
+                if why:
+                    problems.append("the replaced --out file is half-written: " + why)
+        elif existing.read_text() != SENTINEL:
+            problems.append("the existing --out file was clobbered")
+        for path in sorted(tmp.iterdir()):
+            if path.name in before or path.name == "existing.csv":
+                continue
+            if case["status"] == 2:
+                problems.append("bad input left a file behind: %s" % path.name)
+            elif path.is_file():
+                why = complete_output(path)
+                if why:
+                    problems.append("%s is half-written: %s" % (path.name, why))
+        detail = "; ".join(problems) or "ok"
+        if problems:
+            detail += "\n      args: %s\n      status %d, stderr: %s" % (
+                " ".join(args), proc.returncode, proc.stderr.strip()[:400])
+        return ("fail" if problems else "pass"), detail
+    finally:
+        (tmp / "unreadable.txt").chmod(0o600)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--convbench", required=True)
+    parser.add_argument("--cases", required=True)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("-k", dest="only", help="run only cases whose name contains this")
+    options = parser.parse_args()
+    options.convbench = os.path.abspath(options.convbench)
+    cases = json.loads(pathlib.Path(options.cases).read_text())["cases"]
+    names = [c["name"] for c in cases]
+    if len(set(names)) != len(names):
+        print("duplicate case names in %s" % options.cases)
+        return 1
+    global SHARD
+    shard_dir = pathlib.Path(tempfile.mkdtemp(prefix="convbench_shard_"))
+    SHARD = make_shard(options.convbench, shard_dir)
+    listing = subprocess.run([options.convbench, "list"], capture_output=True, text=True)
+    has_cuda = "cuda.*" not in listing.stdout or "cuda.fft" in listing.stdout
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    tally = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0, "xpass": 0}
+    for case in cases:
+        if options.only and options.only not in case["name"]:
+            continue
+        verdict, detail = check_case(case, options.convbench, options.data, is_root, has_cuda)
+        known = case.get("known_failure")
+        if known and verdict == "fail":
+            verdict, detail = "xfail", "%s\n      known: %s" % (detail, known)
+        elif known and verdict == "pass":
+            verdict, detail = "xpass", "passes now: remove its known_failure marker"
+        tally[verdict] += 1
+        print("%-5s %s%s" % (verdict.upper(), case["name"],
+                             "" if verdict == "pass" else ": " + detail))
+    shutil.rmtree(shard_dir, ignore_errors=True)
+    print("bad_inputs.cli: %d cases: %d passed, %d failed, %d skipped, %d known failures, "
+          "%d unexpectedly passing" % (sum(tally.values()), tally["pass"], tally["fail"],
+                                       tally["skip"], tally["xfail"], tally["xpass"]))
+    return 1 if tally["fail"] or tally["xpass"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,357 @@
+// convbench's runner, reporters and suites driven directly, with test-only algorithms for the
+// dispositions no real backend produces on purpose: an output outside its error bound, an
+// unwritten output, a plan that throws, a budget refusal. The command-line behaviour is
+// tested by test_convbench_cli.py, which runs the binary as a user would.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "cases.hpp"
+#include "convlab/descriptor.hpp"
+#include "convlab/device.hpp"
+#include "convlab/error.hpp"
+#include "convlab/registry.hpp"
+#include "reporters.hpp"
+#include "runner.hpp"
+#include "suites.hpp"
+
+namespace convbench {
+namespace {
+
+using convlab::ConvProblem;
+using convlab::Pass;
+
+// What the fake algorithm's run does to the output.
+enum class Behaviour {
+  exact,        // the reference's answer
+  off_by_one,   // every output element + 1: far outside any fp32 bound
+  leave_unset,  // writes nothing: the poisoned NaNs stay
+  sleep_20ms,   // exact, after sleeping (for the repetition cap)
+  throw_in_plan,
+  over_budget,
+  unsupported,
+  unavailable,
+};
+
+class FakePlan final : public convlab::Plan {
+ public:
+  FakePlan(const ConvProblem& p, Pass pass, Behaviour b) : problem_(p), pass_(pass), b_(b) {}
+  std::size_t workspace_bytes() const override { return 256; }
+  void run(const convlab::Tensors& t, const convlab::Workspace& ws) override {
+    convlab::check_run_arguments("fake", problem_, pass_, t, ws, 256);
+    if (b_ == Behaviour::leave_unset) return;
+    if (b_ == Behaviour::sleep_20ms) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // The reference itself, through the registry, so the fake's exact answer is the
+    // reference's (bitwise).
+    static const auto& reference = convlab::registry().get("reference");
+    auto plan = reference.plan(problem_, pass_);
+    plan->run(t, {});
+    if (b_ == Behaviour::off_by_one) {
+      float* out = pass_ == Pass::forward ? t.y : pass_ == Pass::backward_data ? t.x : t.w;
+      const int64_t n = pass_ == Pass::forward         ? problem_.y_elems()
+                        : pass_ == Pass::backward_data ? problem_.x_elems()
+                                                       : problem_.w_elems();
+      for (int64_t i = 0; i < n; ++i) out[i] += 1.0f;
+    }
+  }
+
+ private:
+  ConvProblem problem_;
+  Pass pass_;
+  Behaviour b_;
+};
+
+class FakeAlgorithm final : public convlab::Algorithm {
+ public:
+  explicit FakeAlgorithm(Behaviour b) : b_(b) {}
+  std::string name() const override { return "test.fake"; }
+  convlab::Device device() const override { return convlab::Device::cpu; }
+  std::string description() const override { return "test-only"; }
+  bool deterministic() const override { return true; }
+  convlab::Support available() const override {
+    return b_ == Behaviour::unavailable ? convlab::Support::no("no fake device here")
+                                        : convlab::Support::yes();
+  }
+  convlab::Support supports(const ConvProblem& p, Pass) const override {
+    p.validate();
+    return b_ == Behaviour::unsupported ? convlab::Support::no("fake: odd kernels only")
+                                        : convlab::Support::yes();
+  }
+  std::unique_ptr<convlab::Plan> plan(const ConvProblem& p, Pass pass) const override {
+    if (b_ == Behaviour::throw_in_plan) {
+      throw convlab::Error(convlab::ErrorCode::backend, "fake plan: FAKE_STATUS_INTERNAL_ERROR");
+    }
+    if (b_ == Behaviour::over_budget) {
+      throw convlab::Error(convlab::ErrorCode::over_budget, "fake: 3 GiB over a 1 GiB budget");
+    }
+    return std::make_unique<FakePlan>(p, pass, b_);
+  }
+  convlab::DeviceContext& context() const override { return convlab::host_context(); }
+
+ private:
+  Behaviour b_;
+};
+
+Case make_case(const convlab::Algorithm& algorithm, Pass pass = Pass::forward,
+               const std::string& descriptor = "mb2ic3ih9oc4kh3ph1") {
+  Case c;
+  c.suite = "test";
+  c.layer = convlab::parse_descriptor(descriptor);
+  c.pass = pass;
+  c.algorithm = &algorithm;
+  return c;
+}
+
+RunSettings quick(bool check) {
+  RunSettings s;
+  s.reps = 3;
+  s.warmup = 1;
+  s.check = check;
+  return s;
+}
+
+TEST(ConvbenchRunner, ExactAlgorithmIsOkWithZeroErrorUnderCheck) {
+  FakeAlgorithm fake(Behaviour::exact);
+  for (Pass pass : {Pass::forward, Pass::backward_data, Pass::backward_filter}) {
+    const Row row = run_case(make_case(fake, pass), quick(true));
+    EXPECT_EQ(row.status, Status::ok) << row.reason;
+    EXPECT_TRUE(row.reason.empty());
+    ASSERT_TRUE(row.max_abs_err && row.max_rel_err);
+    EXPECT_EQ(*row.max_abs_err, 0.0);
+    EXPECT_EQ(row.reps, 3);
+    EXPECT_EQ(row.workspace_bytes, 256);
+    const ConvProblem p = make_case(fake, pass).layer.problem;
+    EXPECT_EQ(row.total_bytes, p.x_bytes() + p.w_bytes() + p.y_bytes() + 256);
+    ASSERT_TRUE(row.time_ms && row.time_ms_min && row.time_ms_max && row.plan_ms);
+    EXPECT_LE(*row.time_ms_min, *row.time_ms);
+    EXPECT_LE(*row.time_ms, *row.time_ms_max);
+  }
+}
+
+TEST(ConvbenchRunner, OutputOutsideItsBoundIsAnAccuracyError) {
+  FakeAlgorithm fake(Behaviour::off_by_one);
+  const Row checked = run_case(make_case(fake, Pass::backward_filter), quick(true));
+  EXPECT_EQ(checked.status, Status::error);
+  EXPECT_EQ(checked.reason.rfind("accuracy: ", 0), 0u) << checked.reason;
+  ASSERT_TRUE(checked.max_abs_err);
+  EXPECT_NEAR(*checked.max_abs_err, 1.0, 1e-3);
+  EXPECT_TRUE(checked.time_ms.has_value());  // the timing is kept beside the failure
+  // Without --check nobody looks: the same run is ok and carries no error columns.
+  const Row unchecked = run_case(make_case(fake, Pass::backward_filter), quick(false));
+  EXPECT_EQ(unchecked.status, Status::ok);
+  EXPECT_FALSE(unchecked.max_abs_err.has_value());
+}
+
+TEST(ConvbenchRunner, UnwrittenOutputFailsTheCheck) {
+  FakeAlgorithm fake(Behaviour::leave_unset);
+  const Row row = run_case(make_case(fake), quick(true));
+  EXPECT_EQ(row.status, Status::error);
+  EXPECT_NE(row.reason.find("non-finite"), std::string::npos) << row.reason;
+}
+
+TEST(ConvbenchRunner, ThrowingPlanIsAnErrorRowNotAnException) {
+  FakeAlgorithm fake(Behaviour::throw_in_plan);
+  Row row;
+  ASSERT_NO_THROW(row = run_case(make_case(fake), quick(false)));
+  EXPECT_EQ(row.status, Status::error);
+  EXPECT_EQ(row.reason, "backend: fake plan: FAKE_STATUS_INTERNAL_ERROR");
+  EXPECT_FALSE(row.time_ms.has_value());
+}
+
+TEST(ConvbenchRunner, BudgetRefusalIsOverBudget) {
+  FakeAlgorithm fake(Behaviour::over_budget);
+  const Row row = run_case(make_case(fake), quick(false));
+  EXPECT_EQ(row.status, Status::over_budget);
+  EXPECT_NE(row.reason.find("1 GiB budget"), std::string::npos);
+}
+
+TEST(ConvbenchRunner, UnsupportedAndUnavailableCarryTheirReasons) {
+  FakeAlgorithm unsupported(Behaviour::unsupported), unavailable(Behaviour::unavailable);
+  const Row a = run_case(make_case(unsupported), quick(false));
+  EXPECT_EQ(a.status, Status::unsupported);
+  EXPECT_EQ(a.reason, "fake: odd kernels only");
+  EXPECT_FALSE(a.time_ms || a.plan_ms || a.workspace_bytes);
+  const Row b = run_case(make_case(unavailable), quick(false));
+  EXPECT_EQ(b.status, Status::unsupported);
+  EXPECT_EQ(b.reason, "no fake device here");
+}
+
+TEST(ConvbenchRunner, RepetitionsStopAtMaxTime) {
+  FakeAlgorithm fake(Behaviour::sleep_20ms);
+  RunSettings s = quick(false);
+  s.reps = 50;
+  s.warmup = 0;
+  s.max_time = 0.07;  // 20 ms runs: the fourth reaches 70 ms at the latest
+  const Row row = run_case(make_case(fake), s);
+  ASSERT_EQ(row.status, Status::ok) << row.reason;
+  ASSERT_TRUE(row.reps);
+  EXPECT_GE(*row.reps, 1);
+  EXPECT_LE(*row.reps, 4);
+  EXPECT_GE(*row.time_ms_min, 19.0);
+  s.max_time = 0;  // no cap: every repetition
+  s.reps = 3;
+  EXPECT_EQ(run_case(make_case(fake), s).reps, 3);
+}
+
+TEST(ConvbenchRunner, MedianOfOddAndEvenCounts) {
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(median({7.0}), 7.0);
+}
+
+TEST(ConvbenchCases, SeedDependsOnLayerAndPassOnly) {
+  const ConvProblem a = convlab::parse_descriptor("mb2ic3ih9oc4kh3").problem;
+  const ConvProblem b = convlab::parse_descriptor("mb2ic3ih9oc4kh5").problem;
+  EXPECT_EQ(case_seed(1, a, Pass::forward), case_seed(1, a, Pass::forward));
+  EXPECT_NE(case_seed(1, a, Pass::forward), case_seed(1, a, Pass::backward_data));
+  EXPECT_NE(case_seed(1, a, Pass::forward), case_seed(1, b, Pass::forward));
+  EXPECT_NE(case_seed(1, a, Pass::forward), case_seed(2, a, Pass::forward));
+  // Pinned (FNV-1a + splitmix64, recomputed independently in Python), so that a change of
+  // the derivation, which changes every sweep's inputs, does not pass unnoticed.
+  EXPECT_EQ(case_seed(1, a, Pass::forward), 11841489415107878628ULL);
+}
+
+TEST(ConvbenchCases, LayerMajorOrderWithMbOverride) {
+  SweepSpec spec;
+  spec.shapes = {"mb2ic3ih9oc4kh3n\"a\"", "mb2ic3ih9oc4kh5n\"b\""};
+  spec.mb = 3;
+  spec.algos = "reference";
+  spec.passes = {Pass::forward, Pass::backward_filter};
+  const std::vector<Case> cases = build_cases(spec);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].layer.name, "a");
+  EXPECT_EQ(cases[1].layer.name, "a");
+  EXPECT_EQ(cases[1].pass, Pass::backward_filter);
+  EXPECT_EQ(cases[2].layer.name, "b");
+  EXPECT_EQ(cases[3].index, 3u);
+  EXPECT_EQ(cases[3].layer_index, 1u);
+  for (const Case& c : cases) EXPECT_EQ(c.layer.problem.n, 3);
+}
+
+TEST(ConvbenchCases, SuiteAllIsEveryBuiltInSuiteAndDefaultIsConvnetBenchmarks) {
+  SweepSpec all;
+  all.suites = {"all"};
+  size_t expected = 0;
+  for (const std::string& name : suite_names()) expected += load_suite(name).layers.size();
+  EXPECT_EQ(collect_layers(all).size(), expected);
+  EXPECT_EQ(expected, 5u + 9 + 20 + 51 + 5 + 18);
+  const std::vector<SweepLayer> defaults = collect_layers(SweepSpec{});
+  ASSERT_EQ(defaults.size(), 5u);
+  for (const auto& layer : defaults) {
+    EXPECT_EQ(layer.suite, "convnet-benchmarks");
+    EXPECT_EQ(layer.layer.problem.n, kDefaultSweepMb);
+  }
+}
+
+TEST(ConvbenchCases, DefaultAlgorithmsAreTheAvailableOnesReferenceOnlyWithCheck) {
+  SweepSpec spec;
+  spec.passes = {Pass::forward};
+  auto names = [](const std::vector<const convlab::Algorithm*>& list) {
+    std::vector<std::string> n;
+    for (const auto* a : list) n.push_back(a->name());
+    return n;
+  };
+  std::vector<std::string> expected;
+  for (const auto* a : convlab::registry().all()) {
+    if (a->available() && a->name() != "reference") expected.push_back(a->name());
+  }
+  if (!expected.empty()) EXPECT_EQ(names(select_algorithms(spec)), expected);
+  spec.check = true;
+  expected.insert(expected.begin(), "reference");  // registered first
+  EXPECT_EQ(names(select_algorithms(spec)), expected);
+}
+
+TEST(ConvbenchCases, UnknownSuiteListsTheKnownOnes) {
+  try {
+    load_suite("alexnett");
+    FAIL() << "no error";
+  } catch (const convlab::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'alexnett'"), std::string::npos) << what;
+    for (const char* name :
+         {"alexnet", "vgg16", "resnet50", "googlenet", "convnet-benchmarks", "deepbench"}) {
+      EXPECT_NE(what.find(name), std::string::npos) << name << " missing from: " << what;
+    }
+  }
+}
+
+TEST(ConvbenchSuites, LayerAndConvolutionCounts) {
+  struct Expected {
+    const char* name;
+    size_t layers;
+    long long convolutions;
+    int64_t mb;
+  };
+  const Expected expected[] = {{"alexnet", 5, 5, 128},
+                               {"vgg16", 9, 13, 64},
+                               {"resnet50", 20, 53, 32},
+                               {"googlenet", 51, 59, 32},
+                               {"convnet-benchmarks", 5, 5, 128},
+                               {"deepbench", 18, 18, 0}};
+  EXPECT_EQ(suite_names().size(), std::size(expected));
+  for (const Expected& e : expected) {
+    const Suite suite = load_suite(e.name);
+    EXPECT_EQ(suite.layers.size(), e.layers) << e.name;
+    EXPECT_EQ(suite.convolutions(), e.convolutions) << e.name;
+    for (const auto& layer : suite.layers) {
+      if (e.mb) EXPECT_EQ(layer.problem.n, e.mb) << e.name << " " << layer.name;
+      EXPECT_EQ(layer.name.rfind(std::string(e.name) + ":", 0), 0u) << layer.name;
+    }
+  }
+}
+
+TEST(ConvbenchSuites, ConvnetBenchmarksAreTheFiveClassicLayers) {
+  // (h = w, c, k, r = s); batch 128, stride 1, no padding.
+  const int64_t layers[5][4] = {
+      {128, 3, 96, 11}, {64, 64, 128, 9}, {32, 128, 128, 9}, {16, 128, 128, 7}, {13, 384, 384, 3}};
+  const Suite suite = load_suite("convnet-benchmarks");
+  ASSERT_EQ(suite.layers.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    ConvProblem p;
+    p.n = 128, p.h = p.w = layers[i][0], p.c = layers[i][1], p.k = layers[i][2];
+    p.r = p.s = layers[i][3];
+    EXPECT_EQ(suite.layers[i].problem, p) << i;
+    EXPECT_EQ(suite.layers[i].name, "convnet-benchmarks:L" + std::to_string(i + 1));
+  }
+}
+
+TEST(ConvbenchSuites, AlexnetKeepsThePapersTwoGroups) {
+  const Suite suite = load_suite("alexnet");
+  const int64_t groups[5] = {1, 2, 1, 2, 2};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(suite.layers[i].problem.groups, groups[i]) << i;
+  EXPECT_EQ(suite.layers[0].problem.out_h(), 55);
+}
+
+TEST(ConvbenchReporters, CsvQuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+TEST(ConvbenchReporters, CsvRowHasEveryColumnAndBlankAbsentValues) {
+  std::ostringstream out;
+  auto csv = make_reporter(Format::csv, out, false);
+  Context context = Context::object();
+  context["seed"] = 7;
+  csv->begin(context, {});
+  Row row;
+  row.layer = "x";
+  row.status = Status::unsupported;
+  row.reason = "needs, a \"comma\"";
+  csv->add(row);
+  csv->end({});
+  std::istringstream lines(out.str());
+  std::string comment, header, line;
+  std::getline(lines, comment);
+  std::getline(lines, header);
+  std::getline(lines, line);
+  EXPECT_EQ(comment, "# seed: 7");
+  EXPECT_EQ(header.rfind("suite,layer,descriptor,pass,algorithm,device,status,reason,", 0), 0u);
+  EXPECT_EQ(line, ",x,,,,,unsupported,\"needs, a \"\"comma\"\"\",,,,,,,,,,");
+}
+
+}  // namespace
+}  // namespace convbench

@@ -1,0 +1,335 @@
+// cpu.im2col against the reference over the corpus, all three passes; bit-exact on integer
+// data; deterministic; its settings (images per GEMM, parallel mode, threads) each correct;
+// its workspace exactly the documented formula and the only memory run() touches.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <new>
+#include <vector>
+
+#include "convlab/device.hpp"
+#include "convlab/error.hpp"
+#include "convlab/harness.hpp"
+#include "convlab/registry.hpp"
+#include "convlab/threads.hpp"
+#include "lib/cpu/im2col/cpu_im2col.hpp"
+#include "support/conv_tester.hpp"
+
+// Counts operator new while a run is measured: run() must not allocate. (OpenBLAS and the
+// OpenMP runtime allocate their thread buffers with malloc/mmap once per process, outside
+// this count; see docs/strategy-im2col.md.)
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+void* operator new(std::size_t bytes) {
+  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace convlab {
+namespace {
+
+using testing::all_passes;
+using testing::check_corpus;
+using testing::edge_cases;
+using testing::random_problems;
+using testing::report_corpus;
+using testing::run_seed;
+
+const Algorithm& algorithm() { return registry().get("cpu.im2col"); }
+
+TEST(CpuIm2col, Registered) {
+  const Algorithm& a = algorithm();
+  EXPECT_EQ(a.device(), Device::cpu);
+  EXPECT_TRUE(a.deterministic());
+  EXPECT_FALSE(a.description().empty());
+}
+
+TEST(CpuIm2col, EdgeCases) {
+  set_num_threads(2);
+  const auto summary = check_corpus(algorithm(), edge_cases(), all_passes(), run_seed());
+  EXPECT_TRUE(report_corpus("cpu.im2col", "edge cases", summary, run_seed()));
+  EXPECT_EQ(summary.unsupported, 0);  // every valid problem is implemented
+  EXPECT_GE(summary.passed, 30 * 3);
+}
+
+TEST(CpuIm2col, ScaledSuiteLayers) {
+  set_num_threads(2);
+  const auto layers = testing::scaled_suite_layers();
+  std::cout << "cpu.im2col: " << layers.size() << " scaled suite layers from bench/suites"
+            << (layers.empty() ? " (none: the suites are empty, nothing checked here)" : "")
+            << "\n";
+  const auto summary = check_corpus(algorithm(), layers, all_passes(), run_seed() + 1);
+  EXPECT_TRUE(report_corpus("cpu.im2col", "scaled suite layers", summary, run_seed() + 1));
+  EXPECT_EQ(summary.passed, static_cast<int>(layers.size() * 3));
+}
+
+TEST(CpuIm2col, RandomProblems) {
+  set_num_threads(2);
+  const uint64_t seed = run_seed() + 2;
+  const auto summary = check_corpus(algorithm(), random_problems(seed, 300), all_passes(), seed);
+  EXPECT_TRUE(report_corpus("cpu.im2col", "300 random problems", summary, seed));
+  EXPECT_EQ(summary.passed, 900);
+}
+
+// Small-integer data makes every partial sum exact in fp32, whatever the GEMM's order:
+// cpu.im2col must then equal the reference bit for bit.
+TEST(CpuIm2col, IntegerDataIsExact) {
+  set_num_threads(2);
+  const uint64_t seed = run_seed() + 3;
+  std::vector<ConvProblem> problems = edge_cases();
+  for (const ConvProblem& p : random_problems(seed, 60)) problems.push_back(p);
+  const auto summary = check_corpus(algorithm(), problems, all_passes(), seed, Fill::integers);
+  EXPECT_TRUE(report_corpus("cpu.im2col", "integer data, exact", summary, seed));
+  EXPECT_EQ(summary.failed, 0);
+}
+
+// Every combination of the settings is a different cut of the same sums; on integer data each
+// must be exact. Problems with several images and groups exercise chunks that end at a group
+// boundary, chunks shorter than b, and uneven worker slices.
+TEST(CpuIm2col, EverySettingIsExact) {
+  const uint64_t seed = run_seed() + 4;
+  std::vector<ConvProblem> problems;
+  for (const ConvProblem& p : edge_cases()) {
+    if (p.n > 1 || p.groups > 1) problems.push_back(p);
+  }
+  for (ConvProblem p : random_problems(seed, 12)) {
+    p.n = 5;
+    problems.push_back(p);
+  }
+  struct Setting {
+    int64_t images;
+    im2col::ParallelMode mode;
+  };
+  const Setting settings[] = {
+      {1, im2col::ParallelMode::gemm},   {2, im2col::ParallelMode::gemm},
+      {1, im2col::ParallelMode::images}, {3, im2col::ParallelMode::images},
+      {0, im2col::ParallelMode::images}, {5, im2col::ParallelMode::automatic}};
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (const Setting& s : settings) {
+      im2col::Im2colOptions options;
+      options.images_per_gemm = s.images;
+      options.parallel = s.mode;
+      options.min_parallel_flops = 0;  // thread even the tiny problems
+      const im2col::CpuIm2col algo(false, options);
+      const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
+      const std::string label = std::to_string(threads) + " threads, " + std::to_string(s.images) +
+                                " images per GEMM, parallel " + im2col::to_string(s.mode);
+      EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+    }
+  }
+  set_num_threads(2);
+}
+
+// Each GEMM backend the build has, in both parallel modes, exact on integer data.
+TEST(CpuIm2col, EveryGemmBackendIsExact) {
+  set_num_threads(2);
+  const uint64_t seed = run_seed() + 7;
+  std::vector<ConvProblem> problems = edge_cases();
+  for (ConvProblem p : random_problems(seed, 10)) {
+    p.n = 4;
+    problems.push_back(p);
+  }
+  int backends = 0;
+  for (im2col::GemmBackend backend : {im2col::GemmBackend::onednn, im2col::GemmBackend::openblas,
+                                      im2col::GemmBackend::eigen}) {
+    if (!im2col::gemm_backend_available(backend)) {
+      std::cout << "cpu.im2col: GEMM backend " << im2col::to_string(backend)
+                << " not built in, not checked\n";
+      continue;
+    }
+    ++backends;
+    for (im2col::ParallelMode mode : {im2col::ParallelMode::images, im2col::ParallelMode::gemm}) {
+      im2col::Im2colOptions options;
+      options.backend = backend;
+      options.parallel = mode;
+      options.images_per_gemm = 2;
+      options.min_parallel_flops = 0;
+      const im2col::CpuIm2col algo(false, options);
+      const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
+      const std::string label = std::string("GEMM ") + im2col::to_string(backend) +
+                                ", parallel " + im2col::to_string(mode);
+      EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+    }
+  }
+  EXPECT_GE(backends, 1);
+}
+
+// Runs a plan twice on the same inputs (output re-poisoned in between) and compares bits.
+void expect_bitwise_repeatable(const Algorithm& algo, const ConvProblem& p, Pass pass,
+                               uint64_t seed) {
+  auto plan = algo.plan(p, pass);
+  const HostTensors host = make_inputs(p, pass, seed);
+  CaseBuffers buffers(algo.context(), p, host, plan->workspace_bytes());
+  plan->run(buffers.tensors(), buffers.workspace());
+  const std::vector<float> first = buffers.download_output(pass);
+  buffers.reset_output(pass, host);
+  plan->run(buffers.tensors(), buffers.workspace());
+  const std::vector<float> second = buffers.download_output(pass);
+  ASSERT_EQ(first.size(), second.size());
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0)
+      << p.descriptor() << " " << to_string(pass) << ": two runs differ (" << plan->notes() << ")";
+}
+
+TEST(CpuIm2col, DeterministicWithFixedThreads) {
+  set_num_threads(2);
+  std::vector<ConvProblem> problems = edge_cases();
+  for (ConvProblem p : random_problems(run_seed() + 5, 10)) {
+    p.n = 6;
+    problems.push_back(p);
+  }
+  im2col::Im2colOptions options;
+  options.parallel = im2col::ParallelMode::images;
+  options.min_parallel_flops = 0;
+  const im2col::CpuIm2col images_mode(false, options);
+  for (const ConvProblem& p : problems) {
+    for (Pass pass : all_passes()) {
+      expect_bitwise_repeatable(algorithm(), p, pass, run_seed());
+      expect_bitwise_repeatable(images_mode, p, pass, run_seed());
+    }
+  }
+}
+
+int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+// workspace_bytes() is the formula of docs/strategy-im2col.md, and run() writes nothing past
+// it (a guard zone after the workspace keeps its pattern).
+TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
+  set_num_threads(2);
+  std::vector<ConvProblem> problems = edge_cases();
+  for (ConvProblem p : random_problems(run_seed() + 6, 8)) {
+    p.n = 4;
+    problems.push_back(p);
+  }
+  for (int64_t images : {0, 1, 3}) {
+    im2col::Im2colOptions options;
+    options.images_per_gemm = images;
+    options.min_parallel_flops = 0;
+    const im2col::CpuIm2col algo(false, options);
+    for (const ConvProblem& p : problems) {
+      for (Pass pass : all_passes()) {
+        const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
+        const int64_t b = layout.images_per_gemm, workers = layout.workers;
+        const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
+        const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                               p.pad_h == 0 && p.pad_w == 0;
+        const int64_t col = pointwise ? 0 : pad16(rows * b * pixels);
+        const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
+        const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
+        const int64_t formula = 4 * (workers * (col + stage) + (workers - 1) * partial);
+        auto plan = algo.plan(p, pass);
+        ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
+            << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
+        if (images > 0) EXPECT_LE(b, images);
+        if (pointwise) EXPECT_EQ(b, 1);
+
+        const std::size_t ws = plan->workspace_bytes(), guard = 4096;
+        const HostTensors host = make_inputs(p, pass, run_seed());
+        CaseBuffers buffers(host_context(), p, host, ws + guard);
+        auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
+        std::memset(bytes + ws, 0x5A, guard);
+        plan->run(buffers.tensors(), {bytes, ws});
+        for (std::size_t i = ws; i < ws + guard; ++i) {
+          ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
+                                    << ": wrote past the workspace at byte " << i;
+        }
+        if (ws > 0) {
+          EXPECT_THROW(plan->run(buffers.tensors(), {bytes, ws - 1}), Error);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuIm2col, RunAllocatesNothing) {
+  set_num_threads(2);
+  ConvProblem p;
+  p.n = 4, p.c = 16, p.h = 16, p.w = 16, p.k = 16, p.r = 3, p.s = 3, p.pad_h = p.pad_w = 1;
+  im2col::Im2colOptions options;
+  options.images_per_gemm = 2;
+  options.parallel = im2col::ParallelMode::images;
+  const im2col::CpuIm2col batched(false, options);
+  for (const Algorithm* algo : {&algorithm(), static_cast<const Algorithm*>(&batched)}) {
+    for (Pass pass : all_passes()) {
+      auto plan = algo->plan(p, pass);
+      const HostTensors host = make_inputs(p, pass, 1);
+      CaseBuffers buffers(host_context(), p, host, plan->workspace_bytes());
+      plan->run(buffers.tensors(), buffers.workspace());  // warm the thread pools
+      g_allocations = 0;
+      g_counting = true;
+      plan->run(buffers.tensors(), buffers.workspace());
+      g_counting = false;
+      EXPECT_EQ(g_allocations.load(), 0) << to_string(pass) << " " << plan->notes();
+    }
+  }
+}
+
+TEST(CpuIm2col, PointwiseShortcutNeedsNoColumnBuffer) {
+  set_num_threads(1);
+  ConvProblem p;
+  p.n = 3, p.c = 6, p.h = 5, p.w = 7, p.k = 4, p.r = 1, p.s = 1, p.groups = 2;
+  for (Pass pass : {Pass::forward, Pass::backward_data, Pass::backward_filter}) {
+    auto plan = algorithm().plan(p, pass);
+    EXPECT_EQ(plan->workspace_bytes(), 0u) << to_string(pass);
+    EXPECT_NE(plan->notes().find("1x1 shortcut"), std::string::npos) << plan->notes();
+  }
+  set_num_threads(2);
+}
+
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+
+TEST(CpuIm2col, SettingsFromTheEnvironment) {
+  set_num_threads(2);
+  ConvProblem p;
+  p.n = 8, p.c = 4, p.h = 9, p.w = 9, p.k = 4, p.r = 3, p.s = 3;
+  {
+    ScopedEnv env("CONVLAB_IM2COL_IMAGES_PER_GEMM", "3");
+    ScopedEnv mode("CONVLAB_IM2COL_PARALLEL", "gemm");
+    const std::string notes = algorithm().plan(p, Pass::forward)->notes();
+    EXPECT_NE(notes.find("3 images per GEMM"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("parallel gemm"), std::string::npos) << notes;
+  }
+  {
+    ScopedEnv env("CONVLAB_IM2COL_IMAGES_PER_GEMM", "three");
+    try {
+      algorithm().plan(p, Pass::forward);
+      ADD_FAILURE() << "a malformed CONVLAB_IM2COL_IMAGES_PER_GEMM was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("three"), std::string::npos) << e.what();
+    }
+  }
+  {
+    ScopedEnv env("CONVLAB_IM2COL_PARALLEL", "both");
+    EXPECT_THROW(algorithm().plan(p, Pass::forward), Error);
+  }
+}
+
+TEST(CpuIm2col, RunRejectsMissingTensors) {
+  ConvProblem p;
+  p.n = 1, p.c = 2, p.h = 5, p.w = 5, p.k = 2, p.r = 3, p.s = 3;
+  auto plan = algorithm().plan(p, Pass::forward);
+  DeviceBuffer ws(host_context(), plan->workspace_bytes());
+  try {
+    plan->run(Tensors{}, {ws.data(), ws.bytes()});
+    ADD_FAILURE() << "null tensors accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+  }
+}
+
+}  // namespace
+}  // namespace convlab

@@ -1,0 +1,286 @@
+// Numerical honesty: a NaN or an Inf in an input reaches the outputs as IEEE arithmetic
+// says, in every CPU algorithm of the registry (it iterates registry().all(), so algorithms
+// are covered as they land). No crash, no silent zero, no finite value where a non-finite
+// one belongs, and no non-finite value where none can arrive.
+//
+// What is expected depends on how the strategy computes (docs/reliability.md):
+//  - direct strategies (elementwise error bound: reference, cpu.im2col, cpu.onednn): an
+//    output is non-finite exactly when one of its products reads the poisoned element
+//    through a tap inside the input (padding taps are skipped or multiply a stored zero;
+//    poisoning a filter or dy element of a padded problem is therefore left out, since
+//    0 * NaN = NaN makes "padding read as a stored zero" and "padding skipped" differ, both
+//    legitimately). A NaN gives NaN there; a single Inf gives +-Inf (it is added once, with
+//    finite terms).
+//  - plane-spread strategies (normwise bound: cpu.fft): the transform of a plane holding a
+//    NaN or Inf is non-finite in every bin, so every output plane that mixes the poisoned
+//    plane (same image and group, or same filter) is non-finite in every element, even
+//    those no product reads; all other planes stay finite. Inf may turn into NaN there.
+//    One exception, from the geometry (fft_geometry.hpp): input rows/columns at or beyond
+//    E = (OH-1)*stride + dilated kernel - pad meet no tap of any output, so they are never
+//    transformed: a poison there reaches nothing, and in backward-data those dx elements
+//    are written as exact zeros, finite whatever dy holds.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "convlab/descriptor.hpp"
+#include "convlab/error.hpp"
+#include "convlab/harness.hpp"
+#include "convlab/registry.hpp"
+#include "support/conv_tester.hpp"
+
+namespace convlab {
+namespace {
+
+enum class Role { x, w, y };
+const char* role_name(Role r) { return r == Role::x ? "x" : r == Role::w ? "w" : "y"; }
+
+struct Dims {
+  int64_t outer, channels, h, w;
+};
+Dims dims(const ConvProblem& p, Role role) {
+  switch (role) {
+    case Role::x:
+      return {p.n, p.c, p.h, p.w};
+    case Role::w:
+      return {p.k, p.c_per_group(), p.r, p.s};
+    case Role::y:
+      break;
+  }
+  return {p.n, p.k, p.out_h(), p.out_w()};
+}
+Role output_role(Pass pass) {
+  if (pass == Pass::forward) return Role::y;
+  return pass == Pass::backward_data ? Role::x : Role::w;
+}
+std::vector<Role> input_roles(Pass pass) {
+  if (pass == Pass::forward) return {Role::x, Role::w};
+  if (pass == Pass::backward_data) return {Role::y, Role::w};
+  return {Role::x, Role::y};
+}
+std::vector<float>& tensor(HostTensors& t, Role role) {
+  return role == Role::x ? t.x : role == Role::w ? t.w : t.y;
+}
+
+struct Poison {
+  Role role;
+  int64_t outer, channel, i, j;
+  float value;
+  std::string describe() const {
+    std::ostringstream out;
+    out << role_name(role) << "[" << outer << "," << channel << "," << i << "," << j
+        << "] = " << value;
+    return out.str();
+  }
+};
+
+// Whether the activation-or-filter element `q` is one of the products of output element
+// (o_outer, o_channel, o_i, o_j) of `pass` through a tap inside the input. Spelled out per
+// pass from the definitions (DESIGN.md), independently of any implementation.
+bool reads(const ConvProblem& p, Pass pass, const Poison& q, int64_t oo, int64_t oc, int64_t oi,
+           int64_t oj) {
+  const int64_t cpg = p.c_per_group(), kpg = p.k_per_group();
+  // forward tap: input row = out*stride - pad + tap*dilation
+  auto tap_h = [&](int64_t out, int64_t r) {
+    return out * p.stride_h - p.pad_h + r * p.dilation_h;
+  };
+  auto tap_w = [&](int64_t out, int64_t s) {
+    return out * p.stride_w - p.pad_w + s * p.dilation_w;
+  };
+  auto inside = [&](int64_t ih, int64_t iw) { return ih >= 0 && ih < p.h && iw >= 0 && iw < p.w; };
+  if (pass == Pass::forward) {  // y(n,k,oh,ow) = sum x(n, g*cpg+c, tap) w(k, c, r, s)
+    const int64_t g = oc / kpg;
+    if (q.role == Role::x) {
+      if (q.outer != oo || q.channel / cpg != g) return false;
+      for (int64_t r = 0; r < p.r; ++r)
+        for (int64_t s = 0; s < p.s; ++s)
+          if (tap_h(oi, r) == q.i && tap_w(oj, s) == q.j) return true;
+      return false;
+    }
+    return q.outer == oc && inside(tap_h(oi, q.i), tap_w(oj, q.j));  // w(k0, c, r0, s0)
+  }
+  if (pass == Pass::backward_data) {  // dx(n,c,ih,iw) = sum dy(n,k,oh,ow) w(k, c%cpg, r, s)
+    const int64_t g = oc / cpg;
+    for (int64_t r = 0; r < p.r; ++r)
+      for (int64_t s = 0; s < p.s; ++s)
+        for (int64_t oh = 0; oh < p.out_h(); ++oh)
+          for (int64_t ow = 0; ow < p.out_w(); ++ow) {
+            if (tap_h(oh, r) != oi || tap_w(ow, s) != oj) continue;
+            if (q.role == Role::y && q.outer == oo && q.channel / kpg == g && q.i == oh &&
+                q.j == ow)
+              return true;
+            if (q.role == Role::w && q.outer / kpg == g && q.channel == oc % cpg && q.i == r &&
+                q.j == s)
+              return true;
+          }
+    return false;
+  }
+  // dw(k,c,r,s) = sum over n, oh, ow of dy(n,k,oh,ow) x(n, g*cpg+c, tap)
+  const int64_t g = oo / kpg;
+  for (int64_t oh = 0; oh < p.out_h(); ++oh)
+    for (int64_t ow = 0; ow < p.out_w(); ++ow) {
+      const int64_t ih = tap_h(oh, oi), iw = tap_w(ow, oj);
+      if (!inside(ih, iw)) continue;
+      if (q.role == Role::x && q.channel == g * cpg + oc && q.i == ih && q.j == iw) return true;
+      if (q.role == Role::y && q.channel == oo && q.i == oh && q.j == ow) return true;
+    }
+  return false;
+}
+
+// Input elements along an axis that any output reads through some tap: clamp(E, 0, size).
+int64_t used_inputs(int64_t size, int64_t pad, int64_t stride, int64_t dilated, int64_t out) {
+  const int64_t e = (out - 1) * stride + dilated - pad;
+  return e < 0 ? 0 : e > size ? size : e;
+}
+
+// Whether x element (i, j) lies in the part of its plane that can reach an output.
+bool x_reachable(const ConvProblem& p, int64_t i, int64_t j) {
+  return i < used_inputs(p.h, p.pad_h, p.stride_h, p.dilated_r(), p.out_h()) &&
+         j < used_inputs(p.w, p.pad_w, p.stride_w, p.dilated_s(), p.out_w());
+}
+
+// Whether output plane (o_outer, o_channel) mixes the poisoned input plane.
+bool mixes(const ConvProblem& p, Pass pass, const Poison& q, int64_t oo, int64_t oc) {
+  const int64_t cpg = p.c_per_group(), kpg = p.k_per_group();
+  if (pass == Pass::forward) {
+    return q.role == Role::x ? q.outer == oo && q.channel / cpg == oc / kpg : q.outer == oc;
+  }
+  if (pass == Pass::backward_data) {
+    return q.role == Role::y ? q.outer == oo && q.channel / kpg == oc / cpg
+                             : q.outer / kpg == oc / cpg && q.channel == oc % cpg;
+  }
+  return q.role == Role::x ? q.channel == (oo / kpg) * cpg + oc : q.channel == oo;
+}
+
+std::vector<float> run(const Algorithm& algorithm, Plan& plan, const ConvProblem& p, Pass pass,
+                       const HostTensors& host) {
+  CaseBuffers buffers(algorithm.context(), p, host, plan.workspace_bytes());
+  plan.run(buffers.tensors(), buffers.workspace());
+  return buffers.download_output(pass);
+}
+
+std::vector<ConvProblem> shapes() {
+  std::vector<ConvProblem> out;
+  for (const char* d : {
+           "mb2ic4ih7iw6oc6kh3kw2ph1pw0",            // padded, asymmetric
+           "mb2ic4ih9iw9oc4kh2kw2sh3sw3",            // stride > kernel: unread pixels
+           "g2mb1ic4ih12iw12oc6kh3kw3ph2pw2dh1dw1",  // groups, dilation 2, 'same'
+           "mb2ic3ih5iw5oc4kh1kw1",                  // 1x1: the im2col shortcut
+           "mb1ic2ih1iw1oc2kh6kw6sh2sw2ph3pw3",      // padding > stride, 1x1 output
+           "g4mb2ic4ih6iw6oc4kh3kw3",                // depthwise, unpadded
+           "mb1ic2ih8iw8oc3kh3kw3",                  // dense, unpadded
+       }) {
+    out.push_back(parse_descriptor(d).problem);
+  }
+  return out;
+}
+
+// The poisons of a case: each input role, at the centre and at the last pixel of the last
+// channel of the last image (or filter), NaN and +Inf. Filter and dy poisons only where they
+// are unambiguous (see the header).
+std::vector<Poison> poisons(const ConvProblem& p, Pass pass) {
+  std::vector<Poison> out;
+  const bool padded = p.pad_h > 0 || p.pad_w > 0;
+  for (Role role : input_roles(pass)) {
+    const bool ambiguous = padded && ((pass == Pass::forward && role == Role::w) ||
+                                      (pass == Pass::backward_filter && role == Role::y));
+    if (ambiguous) continue;
+    const Dims d = dims(p, role);
+    for (auto [i, j] : {std::pair{d.h / 2, d.w / 2}, std::pair{d.h - 1, d.w - 1}}) {
+      for (float v :
+           {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+        out.push_back({role, d.outer - 1, d.channels - 1, i, j, v});
+      }
+    }
+  }
+  return out;
+}
+
+class NonFinite : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NonFinite, PropagatesAsIeeeSays) {
+  const Algorithm& algorithm = registry().get(GetParam());
+  const uint64_t seed = testing::run_seed();
+  int checked = 0, unsupported = 0;
+  for (const ConvProblem& p : shapes()) {
+    for (Pass pass : testing::all_passes()) {
+      const Support support = algorithm.supports(p, pass);
+      if (!support) {
+        ++unsupported;
+        std::cout << algorithm.name() << " " << to_string(pass) << " " << p.descriptor()
+                  << ": unsupported: " << support.reason << "\n";
+        continue;
+      }
+      const bool spreads = algorithm.error_bound(p, pass).kind == ErrorBound::Kind::normwise;
+      auto plan = algorithm.plan(p, pass);
+      const Dims od = dims(p, output_role(pass));
+      for (const Poison& q : poisons(p, pass)) {
+        SCOPED_TRACE(algorithm.name() + " " + to_string(pass) + " " + p.descriptor() + " " +
+                     q.describe() + (spreads ? " (plane-spread)" : " (direct)") + " seed " +
+                     std::to_string(seed));
+        HostTensors host = make_inputs(p, pass, seed + checked);
+        const Dims id = dims(p, q.role);
+        tensor(host, q.role)[((q.outer * id.channels + q.channel) * id.h + q.i) * id.w + q.j] =
+            q.value;
+        const std::vector<float> out = run(algorithm, *plan, p, pass, host);
+        ++checked;
+        int64_t wrong = 0;
+        std::string first;
+        for (int64_t oo = 0; oo < od.outer; ++oo)
+          for (int64_t oc = 0; oc < od.channels; ++oc)
+            for (int64_t oi = 0; oi < od.h; ++oi)
+              for (int64_t oj = 0; oj < od.w; ++oj) {
+                const float v = out[((oo * od.channels + oc) * od.h + oi) * od.w + oj];
+                const bool expect_nonfinite =
+                    spreads ? mixes(p, pass, q, oo, oc) &&
+                                  (q.role != Role::x || x_reachable(p, q.i, q.j)) &&
+                                  (pass != Pass::backward_data || x_reachable(p, oi, oj))
+                            : reads(p, pass, q, oo, oc, oi, oj);
+                bool ok = expect_nonfinite ? !std::isfinite(v) : std::isfinite(v);
+                // A NaN stays NaN; on a direct path a single Inf stays an Inf.
+                if (ok && expect_nonfinite && std::isnan(q.value)) ok = std::isnan(v);
+                if (ok && expect_nonfinite && !spreads && std::isinf(q.value)) ok = std::isinf(v);
+                if (!ok && wrong++ == 0) {
+                  std::ostringstream where;
+                  where << "output [" << oo << "," << oc << "," << oi << "," << oj << "] = " << v
+                        << ", expected " << (expect_nonfinite ? "non-finite" : "finite");
+                  first = where.str();
+                }
+              }
+        EXPECT_EQ(wrong, 0) << wrong << " outputs wrong; first: " << first;
+      }
+    }
+  }
+  std::cout << algorithm.name() << ": " << checked << " poisoned runs checked, " << unsupported
+            << " (shape, pass) unsupported\n";
+  EXPECT_GT(checked, 0) << algorithm.name() << " supports none of the shapes";
+}
+
+std::vector<std::string> cpu_algorithms() {
+  std::vector<std::string> names;
+  for (const Algorithm* a : registry().all()) {
+    if (a->device() == Device::cpu && a->available()) names.push_back(a->name());
+  }
+  return names;
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuAlgorithms, NonFinite, ::testing::ValuesIn(cpu_algorithms()),
+                         param_name);
+
+}  // namespace
+}  // namespace convlab
