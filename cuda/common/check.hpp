@@ -1,0 +1,28 @@
+#pragma once
+// The checked-call macros of the CUDA runtime. Each turns a failed status into
+// convlab::Error carrying the status name, the call as written and where it was made.
+// cuFFT's and cuBLAS's are in check_libs.hpp (kept apart so kernel files stay lean), cuDNN's
+// in cuda/cudnn/cudnn_check.hpp (compiled only with cuDNN).
+
+#include <cuda_runtime.h>
+
+#include "status.hpp"
+
+#define CONVLAB_CUDA_CHECK(call)                                                                \
+  do {                                                                                          \
+    const cudaError_t convlab_status_ = (call);                                                 \
+    if (convlab_status_ != cudaSuccess) {                                                       \
+      ::convlab::cuda::fail_cuda(static_cast<int>(convlab_status_), #call, __FILE__, __LINE__); \
+    }                                                                                           \
+  } while (0)
+
+/// After a kernel launch: launch-configuration errors surface through cudaGetLastError.
+/// `kernel` is a string literal naming the kernel for the message.
+#define CONVLAB_CUDA_CHECK_LAUNCH(kernel)                                                          \
+  do {                                                                                             \
+    const cudaError_t convlab_status_ = cudaGetLastError();                                        \
+    if (convlab_status_ != cudaSuccess) {                                                          \
+      ::convlab::cuda::fail_cuda(static_cast<int>(convlab_status_), "launch of " kernel, __FILE__, \
+                                 __LINE__);                                                        \
+    }                                                                                              \
+  } while (0)

@@ -1,0 +1,11 @@
+#include "math_mode.hpp"
+
+namespace convlab::cuda {
+
+std::string math_mode_name() { return allow_tf32() ? "tf32" : "fp32"; }
+
+double math_mode_factor(double fp32_factor) {
+  return allow_tf32() ? fp32_factor * 8192.0 : fp32_factor;
+}
+
+}  // namespace convlab::cuda

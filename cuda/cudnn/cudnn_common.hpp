@@ -1,0 +1,64 @@
+#pragma once
+// What the cudnn.* algorithms share: the descriptors of a problem, the workspace-size
+// query, running one legacy algorithm, availability, error bounds. Compiled only with cuDNN.
+
+#include <cudnn.h>
+
+#include <cstddef>
+
+#include "convlab/accuracy.hpp"
+#include "convlab/algorithm.hpp"
+#include "cudnn_check.hpp"
+
+namespace convlab::cuda {
+
+/// The four legacy descriptors of a problem (fp32, NCHW, KCRS, cross-correlation, groups),
+/// with the convolution's math type set from this process' math mode.
+class CudnnDescriptors {
+ public:
+  explicit CudnnDescriptors(const ConvProblem& problem);
+  ~CudnnDescriptors();
+  CudnnDescriptors(const CudnnDescriptors&) = delete;
+  CudnnDescriptors& operator=(const CudnnDescriptors&) = delete;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+
+ private:
+  void release() noexcept;
+};
+
+/// CUDNN_FMA_MATH (fp32 only) by default, CUDNN_DEFAULT_MATH (TF32 permitted) with
+/// CONVLAB_ALLOW_TF32=1.
+cudnnMathType_t cudnn_math_type();
+const char* cudnn_math_type_name(cudnnMathType_t type);
+
+/// cudnnGet*WorkspaceSize for the pass and algorithm; returns the status rather than
+/// throwing, since CUDNN_STATUS_NOT_SUPPORTED* is how cuDNN says "not this problem".
+cudnnStatus_t cudnn_workspace_size(cudnnHandle_t handle, const CudnnDescriptors& d, Pass pass,
+                                   int algo, std::size_t* bytes);
+
+/// Whether a status of the workspace-size query means "this algorithm does not do this
+/// (valid) problem": the NOT_SUPPORTED and BAD_PARAM families.
+bool cudnn_declines(cudnnStatus_t status);
+
+/// Runs the pass with one legacy algorithm (alpha 1, beta 0: the output is overwritten).
+void cudnn_run(cudnnHandle_t handle, const CudnnDescriptors& d, Pass pass, int algo,
+               const Tensors& t, void* workspace, std::size_t workspace_bytes);
+
+/// Whether cuDNN can be used here: a usable CUDA device, a cuDNN library of the major
+/// version this build was compiled against, and a handle. Probed once.
+const Support& cudnn_available();
+
+/// The checks that do not need a device: the problem is valid (throws otherwise) and fits
+/// cuDNN's int-sized legacy descriptors.
+Support cudnn_fits_legacy_api(const ConvProblem& problem);
+
+/// The error bound of a legacy algorithm by family: elementwise for the direct/GEMM ones,
+/// normwise for FFT and Winograd (both transform the data; see cudnn_algorithm.cpp).
+ErrorBound cudnn_error_bound(const char* name, const ConvProblem& problem);
+
+/// The context of the device the cuDNN algorithms use.
+CudaContext& cudnn_context();
+
+}  // namespace convlab::cuda

@@ -1,0 +1,221 @@
+// cudnn.find: cuDNN's own choice. plan() runs cudnnFind*AlgorithmEx, which times every
+// legacy algorithm of the pass on scratch tensors of the problem's shape, within a workspace
+// budget (CONVLAB_CUDNN_FIND_WORKSPACE, default 1 GiB, lowered to what the device has
+// free); the fastest that succeeded becomes the plan, and its name, time and workspace go
+// into notes(). Planning allocates (the scratch tensors and the trial workspace) and frees
+// everything before it returns; run() is the chosen algorithm's plain call.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "convlab/device.hpp"
+#include "cuda/common/settings.hpp"
+#include "cudnn_common.hpp"
+#include "cudnn_names.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+constexpr const char* kName = "cudnn.find";
+
+struct Choice {
+  int algo = -1;
+  float time_ms = 0;
+  std::size_t workspace = 0;
+  std::size_t budget = 0;
+  int tried = 0;
+  bool deterministic = false;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+};
+
+template <typename Perf>
+Choice pick(const Perf* results, int count, std::size_t budget) {
+  Choice choice;
+  choice.budget = budget;
+  choice.tried = count;
+  // Results come sorted by time. Without TF32 permission a tensor-op result is refused even
+  // if cuDNN offers one (it should not: the descriptor says CUDNN_FMA_MATH).
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = results[i];
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > budget) continue;
+    if (cudnn_math_type() == CUDNN_FMA_MATH && r.mathType != CUDNN_FMA_MATH &&
+        r.mathType != CUDNN_DEFAULT_MATH) {
+      continue;
+    }
+    choice.algo = static_cast<int>(r.algo);
+    choice.time_ms = r.time;
+    choice.workspace = r.memory;
+    choice.deterministic = r.determinism == CUDNN_DETERMINISTIC;
+    choice.math = r.mathType;
+    break;
+  }
+  return choice;
+}
+
+Choice find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
+                 const ConvProblem& p, Pass pass) {
+  context.activate();
+  DeviceBuffer x(context, static_cast<std::size_t>(p.x_bytes()));
+  DeviceBuffer w(context, static_cast<std::size_t>(p.w_bytes()));
+  DeviceBuffer y(context, static_cast<std::size_t>(p.y_bytes()));
+  for (DeviceBuffer* b : {&x, &w, &y}) context.fill_bytes(b->data(), 0, b->bytes());
+  // Leave room for cuDNN's own bookkeeping: at most 90% of what is free goes to the trial.
+  const MemInfo memory = context.mem_info();
+  const std::size_t budget = std::min(find_budget(), memory.free / 10 * 9);
+  DeviceBuffer workspace(context, budget);
+  constexpr int kMax = 16;
+  int count = 0;
+  switch (pass) {
+    case Pass::forward: {
+      cudnnConvolutionFwdAlgoPerf_t r[kMax];
+      CONVLAB_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+          handle, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), kMax, &count, r,
+          workspace.data(), budget));
+      return pick(r, count, budget);
+    }
+    case Pass::backward_data: {
+      cudnnConvolutionBwdDataAlgoPerf_t r[kMax];
+      CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+          handle, d.w, w.data(), d.y, y.data(), d.conv, d.x, x.data(), kMax, &count, r,
+          workspace.data(), budget));
+      return pick(r, count, budget);
+    }
+    case Pass::backward_filter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t r[kMax];
+      CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+          handle, d.x, x.data(), d.y, y.data(), d.conv, d.w, w.data(), kMax, &count, r,
+          workspace.data(), budget));
+      return pick(r, count, budget);
+    }
+  }
+  return {};
+}
+
+class FindPlan final : public Plan {
+ public:
+  FindPlan(const ConvProblem& problem, Pass pass)
+      : problem_(problem),
+        pass_(pass),
+        context_(cudnn_context()),
+        handle_(cudnn_handle(context_)),
+        descriptors_(problem) {
+    choice_ = find_best(context_, handle_, descriptors_, problem, pass);
+    if (choice_.algo < 0) {
+      throw Error(ErrorCode::unsupported,
+                  std::string(kName) + " " + to_string(pass) + " " + problem.descriptor() +
+                      ": no algorithm succeeded within the workspace budget of " +
+                      std::to_string(choice_.budget) + " bytes (" + std::to_string(choice_.tried) +
+                      " tried)");
+    }
+    CONVLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(descriptors_.conv, choice_.math));
+    // The size the plain query gives for the pick, in case it differs from Find's figure.
+    std::size_t queried = 0;
+    CONVLAB_CUDNN_CHECK(cudnn_workspace_size(handle_, descriptors_, pass, choice_.algo, &queried));
+    workspace_ = std::max(queried, choice_.workspace);
+  }
+  std::size_t workspace_bytes() const override { return workspace_; }
+  void run(const Tensors& t, const Workspace& workspace) override {
+    check_run_arguments(kName, problem_, pass_, t, workspace, workspace_);
+    context_.activate();
+    cudnn_run(handle_, descriptors_, pass_, choice_.algo, t, workspace_ ? workspace.data : nullptr,
+              workspace_);
+  }
+  std::string notes() const override {
+    char time[32];
+    std::snprintf(time, sizeof time, "%.4g", choice_.time_ms);
+    return "chose " + cudnn_registry_name(pass_, choice_.algo) + " (" +
+           cudnn_enum_name(pass_, choice_.algo) + ", " + time + " ms in find, " +
+           (choice_.deterministic ? "deterministic" : "non-deterministic") + ", " +
+           cudnn_math_type_name(choice_.math) + ") of " + std::to_string(choice_.tried) +
+           " tried within a " + std::to_string(choice_.budget) + "-byte budget";
+  }
+  const Choice& choice() const { return choice_; }
+
+ private:
+  ConvProblem problem_;
+  Pass pass_;
+  CudaContext& context_;
+  cudnnHandle_t handle_;
+  CudnnDescriptors descriptors_;
+  Choice choice_;
+  std::size_t workspace_ = 0;
+};
+
+class FindAlgorithm final : public Algorithm {
+ public:
+  std::string name() const override { return kName; }
+  Device device() const override { return Device::gpu; }
+  std::string description() const override {
+    return "cuDNN's pick by cudnnFind*AlgorithmEx within CONVLAB_CUDNN_FIND_WORKSPACE "
+           "(default 1 GiB); the pick is in the plan notes";
+  }
+  // The pick may be BWD_*_ALGO_0 or BWD_FILTER_ALGO_3, which use atomics.
+  bool deterministic() const override { return false; }
+  Support available() const override { return cudnn_available(); }
+
+  Support supports(const ConvProblem& problem, Pass pass) const override {
+    Support fits = cudnn_fits_legacy_api(problem);
+    if (!fits) return fits;
+    const Support& ready = cudnn_available();
+    if (!ready) return ready;
+    // Find needs at least one algorithm that implements the problem within the budget.
+    CudaContext& context = cudnn_context();
+    context.activate();
+    CudnnDescriptors descriptors(problem);
+    for (const CudnnAlgoName& entry : cudnn_algo_names()) {
+      const int algo = cudnn_algo_for(entry, pass);
+      if (algo < 0) continue;
+      std::size_t bytes = 0;
+      if (cudnn_workspace_size(cudnn_handle(context), descriptors, pass, algo, &bytes) !=
+          CUDNN_STATUS_SUCCESS) {
+        continue;
+      }
+      if (bytes <= find_budget()) return Support::yes();
+    }
+    return Support::no("no legacy cuDNN " + std::string(to_string(pass)) +
+                       " algorithm implements this problem within CONVLAB_CUDNN_FIND_WORKSPACE=" +
+                       std::to_string(find_budget()) + " bytes");
+  }
+
+  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+    problem.validate();
+    const Support& ready = cudnn_available();
+    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
+    const Support support = supports(problem, pass);
+    if (!support) {
+      throw Error(ErrorCode::unsupported, std::string(kName) + " " + to_string(pass) + " " +
+                                              problem.descriptor() + ": " + support.reason);
+    }
+    auto plan = std::make_unique<FindPlan>(problem, pass);
+    std::lock_guard<std::mutex> lock(mutex_);
+    picks_[key(problem, pass)] = cudnn_registry_name(pass, plan->choice().algo);
+    return plan;
+  }
+
+  // The bound of the family cuDNN picked for this problem when it has been planned; before
+  // that, the loosest family's (normwise FFT), since any may be picked.
+  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = picks_.find(key(problem, pass));
+    const std::string pick = it == picks_.end() ? "cudnn.fft" : it->second;
+    return cudnn_error_bound(pick.c_str() + 6, problem);
+  }
+  DeviceContext& context() const override { return cudnn_context(); }
+
+ private:
+  static std::string key(const ConvProblem& problem, Pass pass) {
+    return problem.descriptor() + " " + to_string(pass);
+  }
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::string> picks_;
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_cudnn_find() { return std::make_unique<FindAlgorithm>(); }
+
+}  // namespace convlab::cuda

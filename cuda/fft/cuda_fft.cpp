@@ -1,0 +1,229 @@
+// cuda.fft: convolution in the frequency domain with cuFFT and cuBLAS, all three passes.
+//
+// Derivation (fft_geometry.hpp has the full argument; this is what the executor does with
+// it). Every tensor is placed in real Hf x Wf planes by one rule per tensor: x at slot
+// i + pad (only the x_count rows/columns some kept output reaches), w at slot u*dilation
+// (zero-inserted), y at slot o*stride (upsampled). Hf, Wf are 2,3,5,7-smooth and large
+// enough that no circular wraparound reaches a kept output. With ^ the 2-D DFT:
+//
+//   forward          y = x (*) w   (correlation)   Y^[n,k] = sum_c X^[n,c] conj(W^[k,c])
+//   backward-data    x = y  *  w   (convolution)   X^[n,c] = sum_k Y^[n,k] W^[k,c]
+//   backward-filter  w = x (*) y   (correlation)   W^[k,c] = sum_n conj(Y^[n,k]) X^[n,c]
+//
+// (sums over the group's channels), read back at the output tensor's slots: correlation is
+// multiplication by the conjugate spectrum. The inverse DFT of cuFFT (C2R) is unnormalised,
+// so the crop multiplies by 1/(Hf*Wf). Real planes have Hermitian spectra, so the half
+// spectrum of B = Hf*(Wf/2 + 1) bins carries everything (R2C/C2R).
+//
+// Per-bin products. The spectra are frequency-major (bin b of plane p at b*planes + p:
+// cuFFT writes them so directly through its output stride, ostride = planes, odist = 1, and
+// reads them back the same way), so for each bin the spectra of a tensor form one small
+// row-major matrix (x: [N, C], w: [K, C/g], y: [N, K]) and each pass is, per group, a
+// complex GEMM batched over the bins with a stride of one bin's planes:
+// cublasCgemmStridedBatched_64, its column-major mapping derived in fft_cgemm.hpp.
+//
+// Degenerate planes (fft_transform.hpp). cuFFT is never asked for a transform of size 1.
+// With Wf = 1 the plane is a column: a rank-1 R2C along H gives bins 0..Hf/2; the others are
+// their conjugates (real data), so the GEMMs and the C2R need only those. Hf = 1 is a rank-1
+// transform along W with exactly the geometry's bins; Hf = Wf = 1 is the identity (a copy
+// kernel).
+//
+// Steps of a run (one stream): place input A -> staging, R2C -> spectra A; place input B ->
+// staging, R2C -> spectra B; CGEMM per group -> spectra of the output; C2R -> staging; crop
+// with the scale into the output tensor.
+//
+// Workspace (fft_geometry.hpp's total_bytes, then cuBLAS's): spectra of x, w and y
+// (8 bytes * planes * B each), staging (4 bytes * Hf*Wf * the largest tensor's planes), the
+// cuFFT work area (the largest of the three plans', cufftSetAutoAllocation(0), placed with
+// cufftSetWorkArea at every run), and the cuBLAS workspace (settings.hpp) set with
+// cublasSetWorkspace. Plans are made in plan() with cufftMakePlanMany64 (64-bit sizes).
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "convlab/error.hpp"
+#include "cuda/common/check_libs.hpp"
+#include "cuda/common/device.hpp"
+#include "cuda/common/math_mode.hpp"
+#include "cuda/common/settings.hpp"
+#include "cuda/common/workspace_layout.hpp"
+#include "fft_cgemm.hpp"
+#include "fft_kernels.hpp"
+#include "fft_passes.hpp"
+#include "lib/src/backends.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+constexpr const char* kName = "cuda.fft";
+
+cublasOperation_t op_of(char op) {
+  return op == 'N' ? CUBLAS_OP_N : op == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
+
+/// A cuFFT plan (RAII), made with auto-allocation off: the work area comes from the
+/// workspace at every run.
+class FftPlanHandle {
+ public:
+  FftPlanHandle() = default;
+  FftPlanHandle(const FftPlanHandle&) = delete;
+  FftPlanHandle& operator=(const FftPlanHandle&) = delete;
+  ~FftPlanHandle() {
+    if (made_) cufftDestroy(handle_);
+  }
+  /// Makes the plan of `l` (nothing for rank 0); returns the work-area bytes it needs.
+  std::size_t make(const CufftLayout& l, CUstream_st* stream) {
+    if (l.rank == 0) return 0;
+    CONVLAB_CUFFT_CHECK(cufftCreate(&handle_));
+    made_ = true;
+    CONVLAB_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
+    long long n[2] = {l.n[0], l.n[1]}, in[2] = {l.inembed[0], l.inembed[1]},
+              out[2] = {l.onembed[0], l.onembed[1]};
+    std::size_t work = 0;
+    CONVLAB_CUFFT_CHECK(cufftMakePlanMany64(handle_, l.rank, n, in, l.istride, l.idist, out,
+                                            l.ostride, l.odist, l.forward ? CUFFT_R2C : CUFFT_C2R,
+                                            l.batch, &work));
+    CONVLAB_CUFFT_CHECK(cufftSetStream(handle_, stream));
+    return work;
+  }
+  bool made() const { return made_; }
+  cufftHandle get() const { return handle_; }
+
+ private:
+  cufftHandle handle_ = 0;
+  bool made_ = false;
+};
+
+// The operations of a pass on the device: the kernels, cuFFT and cuBLAS on one stream.
+class DeviceOps final : public FftOps {
+ public:
+  DeviceOps(CudaContext& context, FftPlanHandle* plans) : context_(context), plans_(plans) {}
+  void place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
+             int64_t planes, int64_t hf, int64_t wf, float* staging) override {
+    launch_place(placement, src, src_h, src_w, planes, hf, wf, staging, context_.stream());
+  }
+  void transform(int which, const CufftLayout& l, float* real, float* spectrum) override {
+    if (l.rank == 0 && l.forward) {
+      launch_real_to_spectrum(real, l.batch, spectrum, context_.stream());
+    } else if (l.rank == 0) {
+      launch_spectrum_to_real(spectrum, l.batch, real, context_.stream());
+    } else if (l.forward) {
+      CONVLAB_CUFFT_CHECK(
+          cufftExecR2C(plans_[which].get(), real, reinterpret_cast<cufftComplex*>(spectrum)));
+    } else {
+      CONVLAB_CUFFT_CHECK(
+          cufftExecC2R(plans_[which].get(), reinterpret_cast<cufftComplex*>(spectrum), real));
+    }
+  }
+  void cgemm(const CgemmCall& c, const float* a, const float* b, float* out,
+             int64_t bins) override {
+    const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
+    CONVLAB_CUBLAS_CHECK(cublasCgemmStridedBatched_64(
+        context_.cublas(), op_of(c.a.op), op_of(c.b.op), c.m, c.n, c.k, &one,
+        reinterpret_cast<const cuComplex*>(a), c.a.ld, c.a.stride,
+        reinterpret_cast<const cuComplex*>(b), c.b.ld, c.b.stride, &zero,
+        reinterpret_cast<cuComplex*>(out), c.c.ld, c.c.stride, bins));
+  }
+  void crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
+            int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst) override {
+    launch_crop(placement, staging, hf, wf, planes, dst_h, dst_w, scale, dst, context_.stream());
+  }
+
+ private:
+  CudaContext& context_;
+  FftPlanHandle* plans_;
+};
+
+class CudaFftPlan final : public Plan {
+ public:
+  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context)
+      : p_(p), pass_(pass), context_(context) {
+    context_.activate();
+    // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
+    schedule_ = fft_schedule(p, pass, 0);
+    std::size_t work = 0;
+    const CufftLayout* layouts[3] = {&schedule_.input_a, &schedule_.input_b, &schedule_.output};
+    for (int i = 0; i < 3; ++i)
+      work = std::max(work, plans_[i].make(*layouts[i], context_.stream()));
+    schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work));
+    layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
+    cublas_slot_ = layout_.add(cublas_workspace_bytes(context.info().cc_major), "cuBLAS");
+  }
+
+  std::size_t workspace_bytes() const override { return layout_.bytes(); }
+  std::string notes() const override {
+    const FftGeometry& g = schedule_.geometry;
+    return "Hf x Wf " + std::to_string(g.h.size) + "x" + std::to_string(g.w.size) + " (needed " +
+           std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed) + "), " +
+           std::to_string(schedule_.transform.bins) + " bins, " + schedule_.transform.describe() +
+           ", cuFFT work " + std::to_string(g.library_work.bytes) + " B, cuBLAS workspace " +
+           std::to_string(layout_.size(cublas_slot_)) + " B, math " + math_mode_name();
+  }
+
+  void run(const Tensors& t, const Workspace& ws) override {
+    check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
+    context_.activate();
+    unsigned char* base = static_cast<unsigned char*>(ws.data);
+    CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context_.cublas(), layout_.at<void>(base, cublas_slot_),
+                                            layout_.size(cublas_slot_)));
+    const FftBuffer& work = schedule_.geometry.library_work;
+    for (FftPlanHandle& plan : plans_) {
+      if (plan.made() && work.bytes > 0) {
+        CONVLAB_CUFFT_CHECK(cufftSetWorkArea(plan.get(), base + work.offset));
+      }
+    }
+    DeviceOps ops(context_, plans_);
+    run_fft_pass(p_, schedule_, t, base, ops);
+  }
+
+ private:
+  ConvProblem p_;
+  Pass pass_;
+  CudaContext& context_;
+  FftSchedule schedule_;
+  FftPlanHandle plans_[3];  // input_a, input_b, output
+  WorkspaceLayout layout_;
+  int cublas_slot_ = 0;
+};
+
+const Support& available_here() { return device_support(default_device_index()); }
+
+class CudaFft final : public Algorithm {
+ public:
+  std::string name() const override { return kName; }
+  Device device() const override { return Device::gpu; }
+  std::string description() const override {
+    return "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
+           "frequency-major spectra";
+  }
+  // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
+  bool deterministic() const override { return true; }
+  Support available() const override { return available_here(); }
+  Support supports(const ConvProblem& problem, Pass) const override {
+    problem.validate();
+    return available_here();
+  }
+  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+    problem.validate();
+    const Support& ready = available_here();
+    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
+    return std::make_unique<CudaFftPlan>(problem, pass, device_context(default_device_index()));
+  }
+  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
+    // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math
+    // mode: the CGEMMs are the only part TF32 touches.
+    const FftGeometry g = fft_geometry(problem, pass);
+    return {ErrorBound::Kind::normwise, math_mode_factor(4.0),
+            std::log2(double(g.h.size) * double(g.w.size))};
+  }
+  DeviceContext& context() const override { return device_context(default_device_index()); }
+};
+
+}  // namespace
+
+void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }
+
+}  // namespace convlab::cuda

@@ -1,0 +1,86 @@
+// The kernels of cuda.fft around cuFFT and cuBLAS: placement into the transform planes
+// (a gather: each slot reads at most one element, fft_element_at), the crop back out, and
+// the trivial 1 x 1 transform. Grid-stride loops in int64_t.
+#include <cuda_runtime.h>
+
+#include "cuda/common/check.hpp"
+#include "fft_kernels.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t elements) {
+  const int64_t blocks = (elements + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
+}
+
+__global__ void place_kernel(FftPlacement pl, const float* __restrict__ src, int64_t src_h,
+                             int64_t src_w, int64_t planes, int64_t hf, int64_t wf,
+                             float* __restrict__ staging) {
+  const int64_t total = planes * hf * wf;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    staging[e] = fft_place_value(pl, src, src_h, src_w, hf, wf, e);
+  }
+}
+
+__global__ void crop_kernel(FftPlacement pl, const float* __restrict__ staging, int64_t hf,
+                            int64_t wf, int64_t planes, int64_t dst_h, int64_t dst_w, float scale,
+                            float* __restrict__ dst) {
+  const int64_t total = planes * dst_h * dst_w;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    dst[e] = fft_crop_value(pl, staging, hf, wf, dst_h, dst_w, scale, e);
+  }
+}
+
+__global__ void real_to_spectrum_kernel(const float* __restrict__ staging, int64_t planes,
+                                        float2* __restrict__ spectrum) {
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < planes;
+       p += int64_t(gridDim.x) * blockDim.x) {
+    spectrum[p] = make_float2(staging[p], 0.0f);
+  }
+}
+
+__global__ void spectrum_to_real_kernel(const float2* __restrict__ spectrum, int64_t planes,
+                                        float* __restrict__ staging) {
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < planes;
+       p += int64_t(gridDim.x) * blockDim.x) {
+    staging[p] = spectrum[p].x;
+  }
+}
+
+}  // namespace
+
+void launch_place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
+                  int64_t planes, int64_t hf, int64_t wf, float* staging, CUstream_st* stream) {
+  place_kernel<<<grid_for(planes * hf * wf), kThreads, 0, stream>>>(placement, src, src_h, src_w,
+                                                                    planes, hf, wf, staging);
+  CONVLAB_CUDA_CHECK_LAUNCH("place_kernel");
+}
+
+void launch_crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
+                 int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst,
+                 CUstream_st* stream) {
+  crop_kernel<<<grid_for(planes * dst_h * dst_w), kThreads, 0, stream>>>(
+      placement, staging, hf, wf, planes, dst_h, dst_w, scale, dst);
+  CONVLAB_CUDA_CHECK_LAUNCH("crop_kernel");
+}
+
+void launch_real_to_spectrum(const float* staging, int64_t planes, float* spectrum,
+                             CUstream_st* stream) {
+  real_to_spectrum_kernel<<<grid_for(planes), kThreads, 0, stream>>>(
+      staging, planes, reinterpret_cast<float2*>(spectrum));
+  CONVLAB_CUDA_CHECK_LAUNCH("real_to_spectrum_kernel");
+}
+
+void launch_spectrum_to_real(const float* spectrum, int64_t planes, float* staging,
+                             CUstream_st* stream) {
+  spectrum_to_real_kernel<<<grid_for(planes), kThreads, 0, stream>>>(
+      reinterpret_cast<const float2*>(spectrum), planes, staging);
+  CONVLAB_CUDA_CHECK_LAUNCH("spectrum_to_real_kernel");
+}
+
+}  // namespace convlab::cuda

@@ -1,0 +1,50 @@
+#pragma once
+// The orchestration of cuda.fft's passes (the derivation is at the top of cuda_fft.cpp)
+// written against an abstract set of operations: the plan runs it with cuFFT, cuBLAS and the
+// kernels; host tests run the very same code with a plain DFT and loops that follow cuFFT's
+// advanced layout and cuBLAS's column-major semantics, so every placement, layout, stride,
+// bin count and scale is checked against the reference without a GPU. CUDA-free.
+
+#include <cstdint>
+
+#include "convlab/algorithm.hpp"
+#include "fft_cgemm.hpp"
+#include "fft_transform.hpp"
+
+namespace convlab::cuda {
+
+/// Everything a pass runs with, decided at plan time.
+struct FftSchedule {
+  FftGeometry geometry;
+  FftTransform transform;
+  CgemmCall call;
+  CufftLayout input_a, input_b, output;  ///< the three transforms
+};
+
+/// The schedule of (problem, pass) in the frequency-major layout with 256-byte aligned
+/// buffers and `library_work_bytes` of cuFFT work area.
+FftSchedule fft_schedule(const ConvProblem& p, Pass pass, int64_t library_work_bytes);
+
+/// What a pass needs done. `transform` is the batched cuFFT transform of `layout` (R2C from
+/// `real` to `spectrum` when layout.forward, else C2R from `spectrum` to `real`, unnormalised;
+/// rank 0 is the identity on one bin); `which` (0, 1, 2 = input_a, input_b, output) names the
+/// plan. `cgemm` is cublasCgemmStridedBatched_64 with alpha 1, beta 0 and batch = bins, the
+/// operand pointers at the group's matrices.
+class FftOps {
+ public:
+  virtual ~FftOps() = default;
+  virtual void place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
+                     int64_t planes, int64_t hf, int64_t wf, float* staging) = 0;
+  virtual void transform(int which, const CufftLayout& layout, float* real, float* spectrum) = 0;
+  virtual void cgemm(const CgemmCall& call, const float* a, const float* b, float* c,
+                     int64_t bins) = 0;
+  virtual void crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
+                    int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst) = 0;
+};
+
+/// Runs the pass of `s` on tensors `t` with the workspace at `base` (fft_geometry's buffers at
+/// their offsets).
+void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, unsigned char* base,
+                  FftOps& ops);
+
+}  // namespace convlab::cuda

@@ -1,0 +1,278 @@
+// cuda.im2col and cuda.fft run on the host: their pass orchestration (im2col_passes.cpp,
+// fft_passes.cpp, the code the GPU plans run) driven by host implementations of the
+// operations: the kernels' own per-element functions (CONVLAB_HD), a column-major GEMM loop
+// with cuBLAS's semantics, and a DFT that addresses memory exactly as cuFFT's advanced layout
+// (CufftLayout) says. Compared with the reference under the GPU algorithms' own error bounds
+// over the corpus, with poisoned workspaces. What this cannot check: the CUDA launch
+// configuration, cuBLAS/cuFFT themselves, and device memory; those need a GPU
+// (test_gpu_algorithms, scripts/gpu_check).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <vector>
+
+#include "convlab/accuracy.hpp"
+#include "convlab/registry.hpp"
+#include "cuda/fft/fft_kernels.hpp"
+#include "cuda/fft/fft_passes.hpp"
+#include "cuda/im2col/im2col_kernels.hpp"
+#include "cuda/im2col/im2col_passes.hpp"
+#include "support/conv_tester.hpp"
+
+namespace convlab {
+namespace {
+
+using Complex = std::complex<double>;
+
+// Column-major element (r, c) of op(X), X with leading dimension ld.
+template <typename T>
+T element(const T* x, char op, int64_t ld, int64_t r, int64_t c) {
+  return op == 'N' ? x[r + c * ld] : x[c + r * ld];
+}
+
+class HostIm2colOps final : public cuda::Im2colOps {
+ public:
+  void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+            int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float beta, float* c,
+            int64_t ldc, int64_t stride_c, int64_t batch) override {
+    for (int64_t q = 0; q < batch; ++q)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+          double sum = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            sum += double(element(a + q * stride_a, op_a, lda, i, l)) *
+                   element(b + q * stride_b, op_b, ldb, l, j);
+          }
+          float& out = c[q * stride_c + i + j * ldc];
+          out = beta == 0.0f ? float(sum) : float(sum + double(beta) * out);
+        }
+  }
+  void im2col(const Im2colGeometry& g, const float* x_group, float* col) override {
+    for (int64_t row = 0; row < col_rows(g); ++row) {
+      const ColRow t = split_col_row(g, row);
+      for (int64_t e = 0; e < col_cols(g); ++e) {
+        col[row * col_cols(g) + e] = cuda::im2col_gather(g, t, x_group + t.c * plane_elems(g), e);
+      }
+    }
+  }
+  void col2im(const Im2colGeometry& g, const float* col, float* dx_group) override {
+    for (int64_t m = 0; m < g.images; ++m)
+      for (int64_t c = 0; c < g.channels; ++c)
+        for (int64_t ih = 0; ih < g.in_h; ++ih)
+          for (int64_t iw = 0; iw < g.in_w; ++iw) {
+            dx_group[m * g.image_stride + (c * g.in_h + ih) * g.in_w + iw] =
+                col2im_element(g, col, m, c, ih, iw);
+          }
+  }
+  void stage(const float* src, int64_t stride, int64_t images, int64_t rows, int64_t cols,
+             float* dst) override {
+    for (int64_t e = 0; e < rows * images * cols; ++e) {
+      dst[e] = src[cuda::stage_source(e, stride, images, rows, cols)];
+    }
+  }
+};
+
+// One axis of a DFT: out[k] = sum_i in[i] exp(sign 2 pi i k i / n).
+std::vector<Complex> dft(const std::vector<Complex>& in, int sign) {
+  const int64_t n = static_cast<int64_t>(in.size());
+  std::vector<Complex> twiddle(in.size()), out(in.size());
+  for (int64_t m = 0; m < n; ++m) twiddle[m] = std::polar(1.0, sign * 2.0 * M_PI * m / n);
+  for (int64_t k = 0; k < n; ++k) {
+    Complex sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += in[i] * twiddle[(k * i) % n];
+    out[k] = sum;
+  }
+  return out;
+}
+
+class HostFftOps final : public cuda::FftOps {
+ public:
+  void place(const FftPlacement& pl, const float* src, int64_t src_h, int64_t src_w, int64_t planes,
+             int64_t hf, int64_t wf, float* staging) override {
+    for (int64_t e = 0; e < planes * hf * wf; ++e) {
+      staging[e] = cuda::fft_place_value(pl, src, src_h, src_w, hf, wf, e);
+    }
+  }
+  // cuFFT's R2C / C2R over the layout's batch: the half spectrum along the last dimension,
+  // memory addressed by inembed/onembed, strides and distances.
+  void transform(int, const cuda::CufftLayout& l, float* real, float* spectrum) override {
+    float* const sp = spectrum;
+    const int64_t n0 = l.n[0], n1 = l.rank == 2 ? l.n[1] : 1;
+    const int64_t half1 = l.rank == 2 ? n1 / 2 + 1 : 1;
+    const int64_t half0 = l.rank == 1 ? n0 / 2 + 1 : n0;
+    auto real_at = [&](int64_t q, int64_t i0, int64_t i1) -> float& {
+      const long long* e = l.forward ? l.inembed : l.onembed;
+      const long long stride = l.forward ? l.istride : l.ostride;
+      const long long dist = l.forward ? l.idist : l.odist;
+      const int64_t pos = l.rank == 2 ? i0 * e[1] + i1 : i0;
+      return real[q * dist + pos * stride];
+    };
+    auto spec_at = [&](int64_t q, int64_t k0, int64_t k1) -> float* {
+      const long long* e = l.forward ? l.onembed : l.inembed;
+      const long long stride = l.forward ? l.ostride : l.istride;
+      const long long dist = l.forward ? l.odist : l.idist;
+      const int64_t pos = l.rank == 2 ? k0 * e[1] + k1 : k0;
+      return sp + 2 * (q * dist + pos * stride);
+    };
+    for (int64_t q = 0; q < l.batch; ++q) {
+      if (l.rank == 0) {
+        if (l.forward) {
+          spec_at(q, 0, 0)[0] = real_at(q, 0, 0), spec_at(q, 0, 0)[1] = 0;
+        } else {
+          real_at(q, 0, 0) = spec_at(q, 0, 0)[0];
+        }
+        continue;
+      }
+      std::vector<Complex> full(static_cast<size_t>(n0 * n1));
+      if (l.forward) {
+        for (int64_t i0 = 0; i0 < n0; ++i0)
+          for (int64_t i1 = 0; i1 < n1; ++i1) full[i0 * n1 + i1] = real_at(q, i0, i1);
+      } else {  // the Hermitian completion of the half spectrum
+        for (int64_t k0 = 0; k0 < n0; ++k0)
+          for (int64_t k1 = 0; k1 < n1; ++k1) {
+            const bool stored = l.rank == 2 ? k1 < half1 : k0 < half0;
+            const int64_t s0 = stored ? k0 : (n0 - k0) % n0, s1 = stored ? k1 : (n1 - k1) % n1;
+            const float* v = spec_at(q, s0, s1);
+            full[k0 * n1 + k1] = stored ? Complex(v[0], v[1]) : std::conj(Complex(v[0], v[1]));
+          }
+      }
+      const int sign = l.forward ? -1 : 1;
+      for (int64_t i0 = 0; i0 < n0; ++i0) {  // along the last dimension
+        std::vector<Complex> row(full.begin() + i0 * n1, full.begin() + (i0 + 1) * n1);
+        row = dft(row, sign);
+        std::copy(row.begin(), row.end(), full.begin() + i0 * n1);
+      }
+      for (int64_t i1 = 0; i1 < n1; ++i1) {  // along the first
+        std::vector<Complex> column(static_cast<size_t>(n0));
+        for (int64_t i0 = 0; i0 < n0; ++i0) column[i0] = full[i0 * n1 + i1];
+        column = dft(column, sign);
+        for (int64_t i0 = 0; i0 < n0; ++i0) full[i0 * n1 + i1] = column[i0];
+      }
+      for (int64_t k0 = 0; k0 < n0; ++k0)
+        for (int64_t k1 = 0; k1 < n1; ++k1) {
+          if (l.forward) {
+            if (l.rank == 2 ? k1 >= half1 : k0 >= half0) continue;
+            float* v = spec_at(q, k0, k1);
+            v[0] = float(full[k0 * n1 + k1].real()), v[1] = float(full[k0 * n1 + k1].imag());
+          } else {
+            real_at(q, k0, k1) = float(full[k0 * n1 + k1].real());
+          }
+        }
+    }
+  }
+  void cgemm(const cuda::CgemmCall& c, const float* a, const float* b, float* out,
+             int64_t bins) override {
+    auto read = [](const float* x, const cuda::CgemmOperand& o, int64_t r, int64_t col) {
+      const int64_t index = o.op == 'N' ? r + col * o.ld : col + r * o.ld;
+      const Complex v(x[2 * index], x[2 * index + 1]);
+      return o.op == 'C' ? std::conj(v) : v;
+    };
+    for (int64_t q = 0; q < bins; ++q)
+      for (int64_t j = 0; j < c.n; ++j)
+        for (int64_t i = 0; i < c.m; ++i) {
+          Complex sum = 0;
+          for (int64_t l = 0; l < c.k; ++l) {
+            sum +=
+                read(a + 2 * q * c.a.stride, c.a, i, l) * read(b + 2 * q * c.b.stride, c.b, l, j);
+          }
+          float* o = out + 2 * (q * c.c.stride + i + j * c.c.ld);
+          o[0] = float(sum.real()), o[1] = float(sum.imag());
+        }
+  }
+  void crop(const FftPlacement& pl, const float* staging, int64_t hf, int64_t wf, int64_t planes,
+            int64_t dst_h, int64_t dst_w, float scale, float* dst) override {
+    for (int64_t e = 0; e < planes * dst_h * dst_w; ++e) {
+      dst[e] = cuda::fft_crop_value(pl, staging, hf, wf, dst_h, dst_w, scale, e);
+    }
+  }
+};
+
+// A poisoned host workspace (0xFF bytes are NaNs), 256-byte aligned like the device's.
+struct HostWorkspace {
+  explicit HostWorkspace(std::size_t bytes) : storage(bytes + 256, 0xFF) {}
+  unsigned char* data() {
+    auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+    return storage.data() + (256 - address % 256) % 256;
+  }
+  std::vector<unsigned char> storage;
+};
+
+template <typename Run>
+testing::CorpusSummary emulate(const std::vector<ConvProblem>& problems, uint64_t seed, Fill fill,
+                               const Run& run_case) {
+  testing::CorpusSummary summary;
+  for (const ConvProblem& p : problems) {
+    for (Pass pass : testing::all_passes()) {
+      HostTensors t = make_inputs(p, pass, seed++, fill);
+      const HostTensors inputs = t;
+      const ErrorBound bound = run_case(p, pass, t);
+      const AccuracyReport r = compare_with_reference(
+          p, pass, inputs, t.output(pass),
+          fill == Fill::integers ? ErrorBound{ErrorBound::Kind::elementwise, 0.0, 0.0} : bound);
+      if (r.within_bound) {
+        ++summary.passed;
+      } else {
+        ++summary.failed;
+        summary.failures.push_back(p.descriptor() + " " + to_string(pass) + ": " + r.detail);
+      }
+    }
+  }
+  return summary;
+}
+
+std::vector<ConvProblem> corpus(uint64_t seed, int random) {
+  std::vector<ConvProblem> problems = testing::edge_cases();
+  for (const ConvProblem& p : testing::scaled_suite_layers()) problems.push_back(p);
+  for (const ConvProblem& p : testing::random_problems(seed, random)) problems.push_back(p);
+  return problems;
+}
+
+TEST(CudaIm2colEmulated, CorpusUnderEveryImagesSetting) {
+  const uint64_t seed = testing::run_seed();
+  const Algorithm& algorithm = registry().get("cuda.im2col");
+  for (int64_t images : {0, 1, 2, 3}) {
+    for (Fill fill : {Fill::uniform, Fill::integers}) {
+      std::vector<ConvProblem> problems = corpus(seed, 60);
+      for (ConvProblem& p : problems) p.n = std::max<int64_t>(p.n, 1 + images);  // short chunks
+      const auto summary =
+          emulate(problems, seed, fill, [&](const ConvProblem& p, Pass pass, HostTensors& t) {
+            const cuda::CudaIm2colLayout layout = cuda::cuda_im2col_layout(p, pass, images, 0);
+            HostWorkspace ws(layout.workspace_bytes);
+            float* col = layout.col_bytes ? reinterpret_cast<float*>(ws.data() + layout.col_offset)
+                                          : nullptr;
+            float* stage = layout.stage_bytes
+                               ? reinterpret_cast<float*>(ws.data() + layout.stage_offset)
+                               : nullptr;
+            HostIm2colOps ops;
+            cuda::run_im2col_pass(p, pass, layout, {t.x.data(), t.w.data(), t.y.data()}, col, stage,
+                                  ops);
+            return cuda::cuda_im2col_error_bound(p, pass, layout.chunks);
+          });
+      const std::string label = "emulated, images " + std::to_string(images) +
+                                (fill == Fill::integers ? ", integers (exact)" : "");
+      EXPECT_TRUE(testing::report_corpus(algorithm.name(), label, summary, seed));
+      EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
+    }
+  }
+}
+
+TEST(CudaFftEmulated, Corpus) {
+  const uint64_t seed = testing::run_seed() + 1;
+  const Algorithm& algorithm = registry().get("cuda.fft");
+  const std::vector<ConvProblem> problems = corpus(seed, 100);
+  const auto summary =
+      emulate(problems, seed, Fill::uniform, [&](const ConvProblem& p, Pass pass, HostTensors& t) {
+        const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0);
+        HostWorkspace ws(static_cast<std::size_t>(s.geometry.total_bytes));
+        HostFftOps ops;
+        cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
+        return algorithm.error_bound(p, pass);
+      });
+  EXPECT_TRUE(testing::report_corpus(algorithm.name(), "emulated", summary, seed));
+  EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
+}
+
+}  // namespace
+}  // namespace convlab
