@@ -6,6 +6,7 @@
 //    GEMM backend;
 //  - im2col/<pass>/<layer>/b<images>/<mode>: the whole strategy (Plan::run) with a fixed
 //    images-per-GEMM and parallel mode, to pick the defaults; "auto" is the default setting;
+//  - loops/<im2col|col2im>/<layer>: the CPU copy loops for one image, one thread;
 //  - conv/<algorithm>/<pass>/<layer>: cpu.im2col as registered next to cpu.onednn (when
 //    built), the baseline of issue 3's floor, timed the same way in the same process.
 // GFLOP/s counters use the direct-convolution flop count, as convbench does. With
@@ -29,6 +30,8 @@
 #include "convlab/threads.hpp"
 #include "lib/cpu/im2col/cpu_im2col.hpp"
 #include "lib/cpu/im2col/gemm.hpp"
+#include "lib/cpu/im2col/im2col_loops.hpp"
+#include "strategy/im2col_index.hpp"
 
 namespace {
 
@@ -49,16 +52,20 @@ const Layer kLayers[] = {
     {"mb16ic512ih7oc512kh3ph1", "mb16ic512ih7oc512kh3ph1"},
 };
 
-const im2col::GemmBackend kBackends[] = {im2col::GemmBackend::onednn,
-                                         im2col::GemmBackend::openblas, im2col::GemmBackend::eigen};
+const im2col::GemmBackend kBackends[] = {im2col::GemmBackend::onednn, im2col::GemmBackend::openblas,
+                                         im2col::GemmBackend::eigen};
 
 ConvProblem problem_of(const Layer& layer) {
   return convlab::parse_descriptor(layer.descriptor).problem;
 }
 
+// GFLOP/s is a rate per repetition; in the "min" aggregate row (the fastest time) read the
+// time and the constant GFLOP counter instead, as aggregating rates takes their minimum.
 void set_flops(benchmark::State& state, const ConvProblem& p, Pass pass, double scale = 1) {
-  state.counters["GFLOP/s"] = benchmark::Counter(double(p.flops(pass)) * scale * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  const double gflop = double(p.flops(pass)) * scale * 1e-9;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] = gflop;
 }
 
 // One image's GEMM of the pass (b = 1), row-major as cpu.im2col calls it.
@@ -88,6 +95,20 @@ void bench_gemm(benchmark::State& state, im2col::GemmBackend backend, const Conv
   }
   // Flops of one image of one group.
   set_flops(state, p, pass, 1.0 / double(p.n * p.groups));
+}
+
+void bench_loops(benchmark::State& state, const ConvProblem& p, bool to_columns) {
+  const convlab::Im2colGeometry g = convlab::make_im2col_geometry(p, 1);
+  std::vector<float> x(size_t(p.x_elems()), 0.5f), col(size_t(convlab::col_elems(g)), 0.25f);
+  for (auto _ : state) {
+    if (to_columns) {
+      im2col::im2col_cpu(g, x.data(), col.data());
+    } else {
+      im2col::col2im_cpu(g, col.data(), x.data());
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["col_MiB"] = double(convlab::col_elems(g)) * sizeof(float) / (1 << 20);
 }
 
 void bench_plan(benchmark::State& state, const convlab::Algorithm& algo, const ConvProblem& p,
@@ -133,6 +154,13 @@ int main(int argc, char** argv) {
   const Pass passes[] = {Pass::forward, Pass::backward_data, Pass::backward_filter};
   for (const Layer& layer : kLayers) {
     const ConvProblem p = problem_of(layer);
+    for (bool to_columns : {true, false}) {
+      const std::string name =
+          std::string("loops/") + (to_columns ? "im2col/" : "col2im/") + layer.name;
+      benchmark::RegisterBenchmark(name.c_str(), bench_loops, p, to_columns)
+          ->Unit(benchmark::kMillisecond)
+          ->ComputeStatistics("min", minimum);
+    }
     for (Pass pass : passes) {
       for (const char* name : {"cpu.onednn", "cpu.im2col"}) {
         const convlab::Algorithm* algo = nullptr;
@@ -150,8 +178,8 @@ int main(int argc, char** argv) {
       }
       for (im2col::GemmBackend backend : kBackends) {
         if (!im2col::gemm_backend_available(backend)) continue;
-        const std::string strategy = std::string("strategy/") + im2col::to_string(backend) +
-                                     "/" + convlab::to_string(pass) + "/" + layer.name;
+        const std::string strategy = std::string("strategy/") + im2col::to_string(backend) + "/" +
+                                     convlab::to_string(pass) + "/" + layer.name;
         benchmark::RegisterBenchmark(strategy.c_str(), bench_backend, p, pass, backend)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime()

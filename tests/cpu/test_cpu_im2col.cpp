@@ -119,7 +119,6 @@ TEST(CpuIm2col, EverySettingIsExact) {
       im2col::Im2colOptions options;
       options.images_per_gemm = s.images;
       options.parallel = s.mode;
-      options.min_parallel_flops = 0;  // thread even the tiny problems
       const im2col::CpuIm2col algo(false, options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::to_string(threads) + " threads, " + std::to_string(s.images) +
@@ -153,8 +152,7 @@ TEST(CpuIm2col, EveryGemmBackendIsExact) {
       options.backend = backend;
       options.parallel = mode;
       options.images_per_gemm = 2;
-      options.min_parallel_flops = 0;
-      const im2col::CpuIm2col algo(false, options);
+          const im2col::CpuIm2col algo(false, options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::string("GEMM ") + im2col::to_string(backend) +
                                 ", parallel " + im2col::to_string(mode);
@@ -189,7 +187,6 @@ TEST(CpuIm2col, DeterministicWithFixedThreads) {
   }
   im2col::Im2colOptions options;
   options.parallel = im2col::ParallelMode::images;
-  options.min_parallel_flops = 0;
   const im2col::CpuIm2col images_mode(false, options);
   for (const ConvProblem& p : problems) {
     for (Pass pass : all_passes()) {
@@ -213,8 +210,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
   for (int64_t images : {0, 1, 3}) {
     im2col::Im2colOptions options;
     options.images_per_gemm = images;
-    options.min_parallel_flops = 0;
-    const im2col::CpuIm2col algo(false, options);
+      const im2col::CpuIm2col algo(false, options);
     for (const ConvProblem& p : problems) {
       for (Pass pass : all_passes()) {
         const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);

@@ -28,7 +28,9 @@
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
 //
 // GEMM mapping. All matrices are row-major with the leading dimensions above; cblas_sgemm
-// with CblasRowMajor takes them as they are (OpenBLAS), Eigen as Map<RowMajor, OuterStride>.
+// with CblasRowMajor (OpenBLAS, the default) and dnnl_sgemm (opt-in) take them as they are,
+// Eigen as Map<RowMajor, OuterStride>. W^T and col^T are the transpose flags, never copies.
+// Backward-filter zeroes its dW accumulator once and runs every GEMM with beta = 1.
 //
 // Threads (T = convlab::num_threads() at plan time). The (group, image) pairs, Q = g*N, are
 // split into `workers` contiguous slices; in "images" mode each of T OpenMP threads runs a
@@ -43,8 +45,8 @@
 //   partial = bwd_filter ? pad16(K * L) : 0
 //   bytes   = 4 * (workers * (col + stage) + (workers - 1) * partial)
 // Worker v's col starts at v*(col + stage), its stage right after; the partials follow all
-// workers. Nothing else is allocated in run(); OpenBLAS and OpenMP keep their own thread
-// buffers, made once per process.
+// workers. run() allocates nothing itself; what the GEMM libraries and the OpenMP runtime
+// allocate inside is measured in docs/strategy-im2col.md and docs/memory-honesty.md.
 
 #include "cpu_im2col.hpp"
 

@@ -28,9 +28,6 @@ struct Im2colOptions {
   int64_t images_per_gemm = 0;
   ParallelMode parallel = ParallelMode::automatic;
   GemmBackend backend = default_gemm_backend();
-  /// Plans of fewer flops run on one thread (kParallelMinFlops; tests set 0 to exercise the
-  /// parallel paths on small problems).
-  int64_t min_parallel_flops = -1;  ///< -1: kParallelMinFlops
 
   /// The registry's settings: CONVLAB_IM2COL_IMAGES_PER_GEMM (a positive integer, or
   /// "auto"), CONVLAB_IM2COL_PARALLEL ("auto", "images" or "gemm"), CONVLAB_IM2COL_GEMM
@@ -44,17 +41,13 @@ struct Im2colOptions {
 /// with bench/micro/gemm_backend.cpp, see docs/strategy-im2col.md.
 inline constexpr int64_t kTargetColumns = 1024;
 
-/// Below this many flops a plan runs on one thread by default: the fork/join of a second thread
-/// costs about as much as it saves (see docs/strategy-im2col.md).
-inline constexpr int64_t kParallelMinFlops = 2'000'000;
-
 /// Buffers are padded to 16 floats so that every one starts on a 64-byte line.
 inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
 ///   workspace = 4 bytes * (workers * (col + stage) + (workers - 1) * partial)
 struct Im2colLayout {
-  int threads = 1;                         ///< convlab::num_threads() when planned (1 when tiny)
+  int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
   int64_t workers = 1;                     ///< slices run in parallel (1 in gemm mode)
   int64_t images_per_gemm = 1;             ///< b

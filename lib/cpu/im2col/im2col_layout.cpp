@@ -96,9 +96,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const Im2colGeometry g = make_im2col_geometry(p, 1);
   Im2colLayout layout;
   layout.backend = options.backend;
-  const int64_t min_flops =
-      options.min_parallel_flops < 0 ? kParallelMinFlops : options.min_parallel_flops;
-  layout.threads = threads < 1 || p.flops(pass) < min_flops ? 1 : threads;
+  layout.threads = threads < 1 ? 1 : threads;
   layout.pointwise = is_pointwise(g);
   const int64_t pairs = p.groups * p.n;
   const int64_t pixels = col_pixels(g);
