@@ -20,7 +20,6 @@ namespace {
 using convlab::format_size;
 
 // One output row; every field is text (empty = absent), by CSV column.
-using Fields = std::map<std::string, std::string>;
 
 const std::vector<std::string>& memory_columns() {
   static const std::vector<std::string> columns = {"kind",
@@ -68,21 +67,6 @@ void fit_fields(Fields& f, bool known, int64_t total,
   f["fits"] = fits;
   f["does_not_fit"] = not_fits;
   if (budget) f["over_budget"] = total > *budget ? "yes" : "no";
-}
-
-void write_csv(std::ostream& out, const Context& context, const std::vector<Fields>& rows) {
-  for (const auto& [key, value] : context.items())
-    out << "# " << key << ": " << context_text(value) << "\n";
-  const auto& columns = memory_columns();
-  for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
-  out << "\n";
-  for (const Fields& row : rows) {
-    for (size_t i = 0; i < columns.size(); ++i) {
-      auto it = row.find(columns[i]);
-      out << (i ? "," : "") << (it == row.end() ? "" : csv_field(it->second));
-    }
-    out << "\n";
-  }
 }
 
 void write_json(std::ostream& out, const Context& context, const std::vector<Fields>& rows) {
@@ -299,7 +283,7 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
   context["command"] = command;
 
   const std::string format = o.format.value_or("table");
-  if (format == "csv") write_csv(std::cout, context, rows);
+  if (format == "csv") write_fields_csv(std::cout, context, memory_columns(), rows);
   if (format == "json") write_json(std::cout, context, rows);
   if (format == "table") write_table(std::cout, rows, !cards.empty());
   if (o.out) {
@@ -308,7 +292,7 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
     if (o.out->size() > 5 && o.out->compare(o.out->size() - 5, 5, ".json") == 0) {
       write_json(file, context, rows);
     } else {
-      write_csv(file, context, rows);
+      write_fields_csv(file, context, memory_columns(), rows);
     }
     if (!file) throw convlab::Error(convlab::ErrorCode::io, "writing '" + *o.out + "' failed");
   }

@@ -73,7 +73,6 @@ const convlab::Card& sweep_card(const std::string& path, const convlab::CardData
 
 std::string real(double v) { return format_real(v); }
 
-using Fields = std::map<std::string, std::string>;
 
 const std::vector<std::string>& predict_columns() {
   static const std::vector<std::string> columns = {
@@ -240,18 +239,7 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
 
   auto emit = [&](std::ostream& out, const std::string& format) {
     if (format == "csv") {
-      for (const auto& [k, v] : context.items())
-        out << "# " << k << ": " << context_text(v) << "\n";
-      const auto& columns = predict_columns();
-      for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
-      out << "\n";
-      for (const Fields& r : rows) {
-        for (size_t i = 0; i < columns.size(); ++i) {
-          auto it = r.find(columns[i]);
-          out << (i ? "," : "") << (it == r.end() ? "" : csv_field(it->second));
-        }
-        out << "\n";
-      }
+      write_fields_csv(out, context, predict_columns(), rows);
     } else if (format == "json") {
       nlohmann::ordered_json doc = {{"context", context},
                                     {"cases", nlohmann::json::array()},

@@ -4,15 +4,25 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <map>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cases.hpp"
 #include "cli.hpp"
+#include "context.hpp"
 #include "convlab/cards.hpp"
 
 namespace convbench {
+
+/// One row of the memory and predict reports: column name -> text.
+using Fields = std::map<std::string, std::string>;
+/// Writes `rows` as CSV: the context's `# key: value` lines, a header of `columns`, then
+/// one line per row (a column a row lacks is empty).
+void write_fields_csv(std::ostream& out, const Context& context,
+                      const std::vector<std::string>& columns, const std::vector<Fields>& rows);
 
 /// The layer, algorithm and pass selection that memory and predict share with run.
 struct LayerOptions {

@@ -3,9 +3,25 @@
 #include <ostream>
 
 #include "convlab/error.hpp"
+#include "reporters.hpp"
 #include "research.hpp"
 
 namespace convbench {
+
+void write_fields_csv(std::ostream& out, const Context& context,
+                      const std::vector<std::string>& columns, const std::vector<Fields>& rows) {
+  for (const auto& [key, value] : context.items())
+    out << "# " << key << ": " << context_text(value) << "\n";
+  for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
+  out << "\n";
+  for (const Fields& row : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      auto it = row.find(columns[i]);
+      out << (i ? "," : "") << (it == row.end() ? "" : csv_field(it->second));
+    }
+    out << "\n";
+  }
+}
 
 namespace {
 
