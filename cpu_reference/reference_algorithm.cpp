@@ -12,9 +12,11 @@ namespace {
 
 class ReferencePlan final : public Plan {
  public:
-  ReferencePlan(const ConvProblem& problem, Pass pass) : problem_(problem), pass_(pass) {}
+  ReferencePlan(const ConvProblem& problem, Pass pass) : problem_(problem), pass_(pass) {
+    info_.kernel = "direct loops, double accumulation";
+  }
   std::size_t workspace_bytes() const override { return 0; }
-  void run(const Tensors& t, const Workspace& workspace) override {
+  void execute(const Tensors& t, const Workspace& workspace, Stream) override {
     check_run_arguments("reference", problem_, pass_, t, workspace, 0);
     switch (pass_) {
       case Pass::forward: reference::forward(problem_, t.x, t.w, t.y); break;
@@ -30,21 +32,31 @@ class ReferencePlan final : public Plan {
 
 class ReferenceAlgorithm final : public Algorithm {
  public:
-  std::string name() const override { return "reference"; }
-  Device device() const override { return Device::cpu; }
-  std::string description() const override {
-    return "direct loops, double accumulation, one thread (the correctness reference)";
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo = [] {
+      AlgorithmInfo i;
+      i.name = "reference";
+      i.device = Device::cpu;
+      i.family = Family::reference;
+      i.backend = "plain loops";
+      i.description = "direct loops, double accumulation, one thread (the correctness reference)";
+      i.deterministic = true;
+      return i;
+    }();
+    return kInfo;
   }
-  bool deterministic() const override { return true; }
   Support supports(const ConvProblem& problem, Pass) const override {
     problem.validate();
     return Support::yes();
   }
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  DeviceContext& context() const override { return host_context(); }
+
+ protected:
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     problem.validate();
     return std::make_unique<ReferencePlan>(problem, pass);
   }
-  DeviceContext& context() const override { return host_context(); }
 };
 
 }  // namespace

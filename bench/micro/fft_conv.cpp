@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,26 +46,15 @@ void conv_case(benchmark::State& state, const std::string& algo, const std::stri
   const HostTensors host = make_inputs(problem, pass, 1);
   CaseBuffers buffers(algorithm.context(), problem, host, plan->workspace_bytes());
   plan->run(buffers.tensors(), buffers.workspace());  // first touch of the workspace
-  double phases[3] = {0, 0, 0};  // cpu.fft: "last run: inputs X ms, products Y ms, output Z ms"
+  std::map<std::string, double> phase_sums;  // where the plan measures its phases
   for (auto _ : state) {
     plan->run(buffers.tensors(), buffers.workspace());
     state.PauseTiming();
-    const std::string notes = plan->notes();
-    const char* keys[3] = {"inputs ", "products ", "output "};
-    const auto at = notes.find("last run: ");
-    for (int i = 0; i < 3 && at != std::string::npos; ++i) {
-      const auto k = notes.find(keys[i], at);
-      if (k == std::string::npos) continue;
-      phases[i] += std::strtod(notes.c_str() + k + std::strlen(keys[i]), nullptr);
-    }
+    for (const auto& [phase, ms] : plan->last_run_phases()) phase_sums[phase] += ms;
     state.ResumeTiming();
   }
-  if (algo == "cpu.fft") {
-    const double n = static_cast<double>(state.iterations());
-    state.counters["inputs_ms"] = phases[0] / n;
-    state.counters["products_ms"] = phases[1] / n;
-    state.counters["output_ms"] = phases[2] / n;
-  }
+  const double n = static_cast<double>(state.iterations());
+  for (const auto& [phase, sum] : phase_sums) state.counters[phase + "_ms"] = sum / n;
   state.counters["GFLOPs"] = benchmark::Counter(static_cast<double>(problem.flops(pass)),
                                                 benchmark::Counter::kIsIterationInvariantRate);
   state.counters["workspace_MiB"] = static_cast<double>(plan->workspace_bytes()) / (1 << 20);

@@ -1,7 +1,7 @@
 // Google Benchmark of cpu.onednn on the layers issue 3 compares against, all three passes.
 // Each cpu.onednn/... benchmark plans once, then times Plan::run (reorders included, as
-// convbench does); the counter primitive_ms is the convolution primitive alone, read from the
-// plan's notes(), and reorder_ms the rest of run(). Threads follow CONVLAB_NUM_THREADS
+// convbench does); the counter primitive_ms is the convolution primitive alone, from the
+// plan's last_run_phases(), and reorders_ms the rest of run(). Threads follow CONVLAB_NUM_THREADS
 // (default: all cores).
 //
 // The dnnl_fwd/... benchmarks are the evidence that cpu.onednn's configuration is oneDNN's
@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <dnnl.hpp>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,19 +28,6 @@
 
 namespace {
 
-// "last run X ms, of which primitive Y ms" in cpu.onednn's notes().
-bool read_split(const std::string& notes, double& total_ms, double& primitive_ms) {
-  const auto at = notes.find("last run ");
-  if (at == std::string::npos) return false;
-  const char* text = notes.c_str() + at + 9;
-  char* end = nullptr;
-  total_ms = std::strtod(text, &end);
-  const auto of = notes.find("primitive ", at);
-  if (of == std::string::npos) return false;
-  primitive_ms = std::strtod(notes.c_str() + of + 10, nullptr);
-  return true;
-}
-
 void run_case(benchmark::State& state, const std::string& descriptor, convlab::Pass pass) {
   using namespace convlab;
   const ConvProblem problem = parse_descriptor(descriptor).problem;
@@ -48,24 +36,19 @@ void run_case(benchmark::State& state, const std::string& descriptor, convlab::P
   const HostTensors host = make_inputs(problem, pass, 1);
   CaseBuffers buffers(algorithm.context(), problem, host, plan->workspace_bytes());
   plan->run(buffers.tensors(), buffers.workspace());  // warm-up: first-touch of the workspace
-  double primitive_sum = 0, total_sum = 0;
+  std::map<std::string, double> phase_sums;
   for (auto _ : state) {
     plan->run(buffers.tensors(), buffers.workspace());
     state.PauseTiming();
-    double total = 0, primitive = 0;
-    if (read_split(plan->notes(), total, primitive)) {
-      total_sum += total;
-      primitive_sum += primitive;
-    }
+    for (const auto& [phase, ms] : plan->last_run_phases()) phase_sums[phase] += ms;
     state.ResumeTiming();
   }
   const double iterations = static_cast<double>(state.iterations());
-  state.counters["primitive_ms"] = primitive_sum / iterations;
-  state.counters["reorder_ms"] = (total_sum - primitive_sum) / iterations;
+  for (const auto& [phase, sum] : phase_sums) state.counters[phase + "_ms"] = sum / iterations;
   state.counters["GFLOPs"] = benchmark::Counter(static_cast<double>(problem.flops(pass)),
                                                 benchmark::Counter::kIsIterationInvariantRate);
   state.counters["workspace_MiB"] = static_cast<double>(plan->workspace_bytes()) / (1 << 20);
-  state.SetLabel(plan->notes().substr(0, plan->notes().find(';')));
+  state.SetLabel(plan->info().kernel);
 }
 
 // One forward configuration of oneDNN, the primitive alone on memory in its own layouts.

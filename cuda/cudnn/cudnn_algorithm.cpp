@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "convlab/numerics.hpp"
 #include "cudnn_common.hpp"
 #include "cudnn_names.hpp"
 #include "lib/src/backends.hpp"
@@ -43,16 +44,19 @@ class CudnnPlan final : public Plan {
         descriptors_(problem) {
     context_.activate();
     CONVLAB_CUDNN_CHECK(cudnn_workspace_size(handle_, descriptors_, pass_, algo_, &workspace_));
+    info_.kernel = cudnn_enum_name(pass_, algo_);
+    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.workspace_split = {{"cudnn", workspace_}};
+    info_.details = {{"cudnn_math_type", cudnn_math_type_name(cudnn_math_type())}};
   }
   std::size_t workspace_bytes() const override { return workspace_; }
-  void run(const Tensors& t, const Workspace& workspace) override {
+
+ protected:
+  void execute(const Tensors& t, const Workspace& workspace, Stream) override {
     check_run_arguments(name_, problem_, pass_, t, workspace, workspace_);
     context_.activate();
     cudnn_run(handle_, descriptors_, pass_, algo_, t, workspace_ ? workspace.data : nullptr,
               workspace_);
-  }
-  std::string notes() const override {
-    return cudnn_enum_name(pass_, algo_) + ", " + cudnn_math_type_name(cudnn_math_type());
   }
 
  private:
@@ -68,14 +72,17 @@ class CudnnPlan final : public Plan {
 
 class CudnnAlgorithm final : public Algorithm {
  public:
-  explicit CudnnAlgorithm(const CudnnAlgoName& entry) : entry_(entry) {}
-  std::string name() const override { return std::string("cudnn.") + entry_.name; }
-  Device device() const override { return Device::gpu; }
-  std::string description() const override {
-    return std::string("cuDNN legacy algorithm ") + entry_.name + " (" + cudnn_passes_of(entry_) +
-           ")";
+  explicit CudnnAlgorithm(const CudnnAlgoName& entry) : entry_(entry) {
+    info_.name = std::string("cudnn.") + entry_.name;
+    info_.device = Device::gpu;
+    info_.family = entry_.family;
+    info_.backend = "cudnn";
+    info_.description =
+        std::string("cuDNN legacy algorithm ") + entry_.name + " (" + cudnn_passes_of(entry_) + ")";
+    info_.deterministic = entry_.deterministic;
+    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
   }
-  bool deterministic() const override { return entry_.deterministic; }
+  const AlgorithmInfo& info() const override { return info_; }
   Support available() const override { return cudnn_available(); }
 
   Support supports(const ConvProblem& problem, Pass pass) const override {
@@ -104,7 +111,8 @@ class CudnnAlgorithm final : public Algorithm {
     fail_cudnn(status, "cudnnGet*WorkspaceSize", __FILE__, __LINE__);
   }
 
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     problem.validate();
     const Support& ready = cudnn_available();
     if (!ready) throw Error(ErrorCode::unavailable, name() + ": " + ready.reason);
@@ -123,6 +131,7 @@ class CudnnAlgorithm final : public Algorithm {
 
  private:
   CudnnAlgoName entry_;
+  AlgorithmInfo info_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "convlab/device.hpp"
 #include "cuda/common/settings.hpp"
+#include "convlab/numerics.hpp"
 #include "cudnn_common.hpp"
 #include "cudnn_names.hpp"
 
@@ -116,24 +117,29 @@ class FindPlan final : public Plan {
     std::size_t queried = 0;
     CONVLAB_CUDNN_CHECK(cudnn_workspace_size(handle_, descriptors_, pass, choice_.algo, &queried));
     workspace_ = std::max(queried, choice_.workspace);
+    char time[32];
+    std::snprintf(time, sizeof time, "%.4g", choice_.time_ms);
+    info_.kernel = cudnn_enum_name(pass_, choice_.algo);
+    // Anything but FMA math may have run on TF32 tensor cores: the row must not claim fp32.
+    info_.math_mode = choice_.math == CUDNN_FMA_MATH ? MathMode::fp32 : MathMode::tf32;
+    info_.workspace_split = {{"cudnn", workspace_}};
+    info_.details = {{"chose", cudnn_registry_name(pass_, choice_.algo)},
+                     {"find_ms", time},
+                     {"pick_deterministic", choice_.deterministic ? "true" : "false"},
+                     {"cudnn_math_type", cudnn_math_type_name(choice_.math)},
+                     {"tried", std::to_string(choice_.tried)},
+                     {"budget_bytes", std::to_string(choice_.budget)}};
   }
   std::size_t workspace_bytes() const override { return workspace_; }
-  void run(const Tensors& t, const Workspace& workspace) override {
+  const Choice& choice() const { return choice_; }
+
+ protected:
+  void execute(const Tensors& t, const Workspace& workspace, Stream) override {
     check_run_arguments(kName, problem_, pass_, t, workspace, workspace_);
     context_.activate();
     cudnn_run(handle_, descriptors_, pass_, choice_.algo, t, workspace_ ? workspace.data : nullptr,
               workspace_);
   }
-  std::string notes() const override {
-    char time[32];
-    std::snprintf(time, sizeof time, "%.4g", choice_.time_ms);
-    return "chose " + cudnn_registry_name(pass_, choice_.algo) + " (" +
-           cudnn_enum_name(pass_, choice_.algo) + ", " + time + " ms in find, " +
-           (choice_.deterministic ? "deterministic" : "non-deterministic") + ", " +
-           cudnn_math_type_name(choice_.math) + ") of " + std::to_string(choice_.tried) +
-           " tried within a " + std::to_string(choice_.budget) + "-byte budget";
-  }
-  const Choice& choice() const { return choice_; }
 
  private:
   ConvProblem problem_;
@@ -147,14 +153,23 @@ class FindPlan final : public Plan {
 
 class FindAlgorithm final : public Algorithm {
  public:
-  std::string name() const override { return kName; }
-  Device device() const override { return Device::gpu; }
-  std::string description() const override {
-    return "cuDNN's pick by cudnnFind*AlgorithmEx within CONVLAB_CUDNN_FIND_WORKSPACE "
-           "(default 1 GiB); the pick is in the plan notes";
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo = [] {
+      AlgorithmInfo i;
+      i.name = kName;
+      i.device = Device::gpu;
+      i.family = Family::vendor;
+      i.backend = "cudnn";
+      i.description =
+          "cuDNN's pick by cudnnFind*AlgorithmEx within CONVLAB_CUDNN_FIND_WORKSPACE "
+          "(default 1 GiB); the pick is in the plan info";
+      // The pick may be BWD_*_ALGO_0 or BWD_FILTER_ALGO_3, which use atomics.
+      i.deterministic = false;
+      i.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+      return i;
+    }();
+    return kInfo;
   }
-  // The pick may be BWD_*_ALGO_0 or BWD_FILTER_ALGO_3, which use atomics.
-  bool deterministic() const override { return false; }
   Support available() const override { return cudnn_available(); }
 
   Support supports(const ConvProblem& problem, Pass pass) const override {
@@ -181,7 +196,8 @@ class FindAlgorithm final : public Algorithm {
                        std::to_string(find_budget()) + " bytes");
   }
 
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     problem.validate();
     const Support& ready = cudnn_available();
     if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);

@@ -8,18 +8,18 @@ const std::vector<CudnnAlgoName>& cudnn_algo_names() {
   // Values are cudnn_ops.h's enumerators (cuDNN 9), checked against the header by
   // static_asserts in cudnn_algorithm.cpp.
   static const std::vector<CudnnAlgoName> names = {
-      //  name                  fwd bwd_data bwd_filter deterministic
-      {"implicit_gemm", 0, -1, -1, true},
-      {"implicit_precomp_gemm", 1, -1, -1, true},
-      {"gemm", 2, -1, -1, true},
-      {"direct", 3, -1, -1, true},
-      {"fft", 4, 2, 2, true},
-      {"fft_tiling", 5, 3, 6, true},
-      {"winograd", 6, 4, 4, true},
-      {"winograd_nonfused", 7, 5, 5, true},
-      {"algo_0", -1, 0, 0, false},
-      {"algo_1", -1, 1, 1, true},
-      {"algo_3", -1, -1, 3, false},
+      //  name                  fwd bwd_data bwd_filter deterministic family
+      {"implicit_gemm", 0, -1, -1, true, Family::gemm},
+      {"implicit_precomp_gemm", 1, -1, -1, true, Family::gemm},
+      {"gemm", 2, -1, -1, true, Family::gemm},
+      {"direct", 3, -1, -1, true, Family::direct},
+      {"fft", 4, 2, 2, true, Family::fft},
+      {"fft_tiling", 5, 3, 6, true, Family::fft_tiled},
+      {"winograd", 6, 4, 4, true, Family::winograd},
+      {"winograd_nonfused", 7, 5, 5, true, Family::winograd},
+      {"algo_0", -1, 0, 0, false, Family::direct},
+      {"algo_1", -1, 1, 1, true, Family::direct},
+      {"algo_3", -1, -1, 3, false, Family::direct},
   };
   return names;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "convlab/algorithm.hpp"
 #include "convlab/problem.hpp"
 
 namespace convlab::cuda {
@@ -22,6 +23,9 @@ struct CudnnAlgoName {
   /// BWD_FILTER_ALGO_3 accumulate with atomics and are not deterministic; every other
   /// legacy algorithm is.
   bool deterministic;
+  /// The strategy cuDNN's documentation gives the algorithm (ALGO_0/1/3 are unnamed GEMM-like
+  /// reductions there: `direct`).
+  Family family;
 };
 
 /// Every legacy cuDNN 9 convolution algorithm, each name once.

@@ -151,19 +151,23 @@ class CudaFftPlan final : public Plan {
     schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work));
     layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
     cublas_slot_ = layout_.add(cublas_workspace_bytes(context.info().cc_major), "cuBLAS");
+    const FftGeometry& g = schedule_.geometry;
+    info_.kernel = "cufft r2c/c2r, cublasCgemmStridedBatched";
+    info_.transform = "fft " + std::to_string(g.h.size) + "x" + std::to_string(g.w.size);
+    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.workspace_split = {
+        {"fft_buffers", static_cast<std::size_t>(g.total_bytes) - g.library_work.bytes},
+        {"cufft_work", g.library_work.bytes},
+        {"cublas", layout_.size(cublas_slot_)}};
+    info_.details = {{"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
+                     {"bins", std::to_string(schedule_.transform.bins)},
+                     {"layout", schedule_.transform.describe()}};
   }
 
   std::size_t workspace_bytes() const override { return layout_.bytes(); }
-  std::string notes() const override {
-    const FftGeometry& g = schedule_.geometry;
-    return "Hf x Wf " + std::to_string(g.h.size) + "x" + std::to_string(g.w.size) + " (needed " +
-           std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed) + "), " +
-           std::to_string(schedule_.transform.bins) + " bins, " + schedule_.transform.describe() +
-           ", cuFFT work " + std::to_string(g.library_work.bytes) + " B, cuBLAS workspace " +
-           std::to_string(layout_.size(cublas_slot_)) + " B, math " + math_mode_name();
-  }
 
-  void run(const Tensors& t, const Workspace& ws) override {
+ protected:
+  void execute(const Tensors& t, const Workspace& ws, Stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
     context_.activate();
     unsigned char* base = static_cast<unsigned char*>(ws.data);
@@ -193,20 +197,30 @@ const Support& available_here() { return device_support(default_device_index());
 
 class CudaFft final : public Algorithm {
  public:
-  std::string name() const override { return kName; }
-  Device device() const override { return Device::gpu; }
-  std::string description() const override {
-    return "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
-           "frequency-major spectra";
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo = [] {
+      AlgorithmInfo i;
+      i.name = kName;
+      i.device = Device::gpu;
+      i.family = Family::fft;
+      i.backend = "cufft+cublas";
+      i.description =
+          "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
+          "frequency-major spectra";
+      // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
+      i.deterministic = true;
+      i.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+      return i;
+    }();
+    return kInfo;
   }
-  // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
-  bool deterministic() const override { return true; }
   Support available() const override { return available_here(); }
   Support supports(const ConvProblem& problem, Pass) const override {
     problem.validate();
     return available_here();
   }
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     problem.validate();
     const Support& ready = available_here();
     if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);

@@ -148,12 +148,19 @@ class CudaIm2colPlan final : public Plan {
         pass_(pass),
         context_(context),
         layout_(
-            cuda_im2col_layout(p, pass, images, cublas_workspace_bytes(context.info().cc_major))) {}
+            cuda_im2col_layout(p, pass, images, cublas_workspace_bytes(context.info().cc_major))) {
+    info_.kernel = "im2col/col2im kernels, cublasSgemmStridedBatched";
+    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.workspace_split = {{"columns", layout_.col_bytes},
+                             {"stage", layout_.stage_bytes},
+                             {"cublas", layout_.cublas_bytes}};
+    info_.details = {{"layout", layout_.describe()}};
+  }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
-  std::string notes() const override { return layout_.describe() + ", math " + math_mode_name(); }
 
-  void run(const Tensors& t, const Workspace& ws) override {
+ protected:
+  void execute(const Tensors& t, const Workspace& ws, Stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, layout_.workspace_bytes);
     context_.activate();
     unsigned char* base = static_cast<unsigned char*>(ws.data);
@@ -180,18 +187,27 @@ class CudaIm2col final : public Algorithm {
  public:
   /// images < 0: CONVLAB_CUDA_IM2COL_IMAGES, read at each plan.
   explicit CudaIm2col(int64_t images = -1) : images_(images) {}
-  std::string name() const override { return kName; }
-  Device device() const override { return Device::gpu; }
-  std::string description() const override {
-    return "im2col/col2im-gather kernels + cuBLAS SGEMM (strided-batched over images)";
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo = [] {
+      AlgorithmInfo i;
+      i.name = kName;
+      i.device = Device::gpu;
+      i.family = Family::gemm;
+      i.backend = "cublas";
+      i.description = "im2col/col2im-gather kernels + cuBLAS SGEMM (strided-batched over images)";
+      i.deterministic = true;
+      i.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+      return i;
+    }();
+    return kInfo;
   }
-  bool deterministic() const override { return true; }
   Support available() const override { return available_here(); }
   Support supports(const ConvProblem& problem, Pass) const override {
     problem.validate();
     return available();
   }
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     problem.validate();
     const Support& ready = available_here();
     if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);

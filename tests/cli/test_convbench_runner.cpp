@@ -40,7 +40,9 @@ class FakePlan final : public convlab::Plan {
  public:
   FakePlan(const ConvProblem& p, Pass pass, Behaviour b) : problem_(p), pass_(pass), b_(b) {}
   std::size_t workspace_bytes() const override { return 256; }
-  void run(const convlab::Tensors& t, const convlab::Workspace& ws) override {
+
+ protected:
+  void execute(const convlab::Tensors& t, const convlab::Workspace& ws, convlab::Stream) override {
     convlab::check_run_arguments("fake", problem_, pass_, t, ws, 256);
     if (b_ == Behaviour::leave_unset) return;
     if (b_ == Behaviour::sleep_20ms) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -66,11 +68,13 @@ class FakePlan final : public convlab::Plan {
 
 class FakeAlgorithm final : public convlab::Algorithm {
  public:
-  explicit FakeAlgorithm(Behaviour b) : b_(b) {}
-  std::string name() const override { return "test.fake"; }
-  convlab::Device device() const override { return convlab::Device::cpu; }
-  std::string description() const override { return "test-only"; }
-  bool deterministic() const override { return true; }
+  explicit FakeAlgorithm(Behaviour b) : b_(b) {
+    info_.name = "test.fake";
+    info_.family = convlab::Family::direct;
+    info_.backend = "test";
+    info_.description = "test-only";
+  }
+  const convlab::AlgorithmInfo& info() const override { return info_; }
   convlab::Support available() const override {
     return b_ == Behaviour::unavailable ? convlab::Support::no("no fake device here")
                                         : convlab::Support::yes();
@@ -80,7 +84,11 @@ class FakeAlgorithm final : public convlab::Algorithm {
     return b_ == Behaviour::unsupported ? convlab::Support::no("fake: odd kernels only")
                                         : convlab::Support::yes();
   }
-  std::unique_ptr<convlab::Plan> plan(const ConvProblem& p, Pass pass) const override {
+  convlab::DeviceContext& context() const override { return convlab::host_context(); }
+
+ protected:
+  std::unique_ptr<convlab::Plan> make_plan(const ConvProblem& p, Pass pass,
+                                           const convlab::KnobValues&) const override {
     if (b_ == Behaviour::throw_in_plan) {
       throw convlab::Error(convlab::ErrorCode::backend, "fake plan: FAKE_STATUS_INTERNAL_ERROR");
     }
@@ -89,10 +97,10 @@ class FakeAlgorithm final : public convlab::Algorithm {
     }
     return std::make_unique<FakePlan>(p, pass, b_);
   }
-  convlab::DeviceContext& context() const override { return convlab::host_context(); }
 
  private:
   Behaviour b_;
+  convlab::AlgorithmInfo info_;
 };
 
 Case make_case(const convlab::Algorithm& algorithm, Pass pass = Pass::forward,

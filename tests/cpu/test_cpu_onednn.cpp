@@ -113,27 +113,30 @@ TEST_F(CpuOnednn, WinogradPlansKeepTheirBound) {
   if (winograd == 0) GTEST_SKIP() << "oneDNN picked no Winograd kernel on this CPU";
 }
 
-TEST_F(CpuOnednn, NotesTellThreadsLayoutsAndPrimitiveTime) {
+TEST_F(CpuOnednn, PlanInfoTellsImplementationThreadsAndPhaseTimes) {
   const ConvProblem p = parse_descriptor("mb2ic16ih12oc16kh3ph1").problem;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     auto plan = algorithm().plan(p, Pass::forward);
-    const std::string before = plan->notes();
-    EXPECT_NE(before.find("impl "), std::string::npos) << before;
-    EXPECT_NE(before.find(std::to_string(threads) + " threads"), std::string::npos) << before;
-    EXPECT_EQ(before.find("last run"), std::string::npos) << before;
+    const PlanInfo& info = plan->info();
+    EXPECT_FALSE(info.kernel.empty()) << plan->notes();
+    bool threads_recorded = false;
+    for (const auto& [name, value] : info.details) {
+      threads_recorded = threads_recorded || (name == "threads" && value == std::to_string(threads));
+    }
+    EXPECT_TRUE(threads_recorded) << plan->notes();
+    std::size_t split = 0;
+    for (const auto& part : info.workspace_split) split += part.second;
+    EXPECT_LE(split, plan->workspace_bytes()) << plan->notes();
+    EXPECT_TRUE(plan->last_run_phases().empty());
     const HostTensors host = make_inputs(p, Pass::forward, 5);
     CaseBuffers buffers(algorithm().context(), p, host, plan->workspace_bytes());
     plan->run(buffers.tensors(), buffers.workspace());
-    const std::string after = plan->notes();
-    const auto at = after.find("last run ");
-    ASSERT_NE(at, std::string::npos) << after;
-    const double total = std::strtod(after.c_str() + at + 9, nullptr);
-    const auto of = after.find("primitive ", at);
-    ASSERT_NE(of, std::string::npos) << after;
-    const double primitive = std::strtod(after.c_str() + of + 10, nullptr);
-    EXPECT_GT(primitive, 0.0) << after;
-    EXPECT_LE(primitive, total) << after;
+    const auto phases = plan->last_run_phases();
+    ASSERT_EQ(phases.size(), 2u);
+    EXPECT_EQ(phases[0].first, "primitive");
+    EXPECT_GT(phases[0].second, 0.0);
+    EXPECT_GE(phases[1].second, 0.0);
   }
 }
 

@@ -33,11 +33,12 @@ class FakeAlgorithm final : public Algorithm {
       : name_(std::move(name)),
         workspace_(std::move(workspace)),
         support_(std::move(support)),
-        available_(available) {}
-  std::string name() const override { return name_; }
-  Device device() const override { return Device::cpu; }
-  std::string description() const override { return "test double"; }
-  bool deterministic() const override { return true; }
+        available_(available) {
+    info_.name = name_;
+    info_.backend = "test";
+    info_.description = "test double";
+  }
+  const AlgorithmInfo& info() const override { return info_; }
   Support available() const override {
     return available_ ? Support::yes() : Support::no("no such device in this test");
   }
@@ -45,12 +46,18 @@ class FakeAlgorithm final : public Algorithm {
     p.validate();
     return support_ ? support_(p, pass) : Support::yes();
   }
-  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass) const override {
+  DeviceContext& context() const override { return host_context(); }
+
+ protected:
+  std::unique_ptr<Plan> make_plan(const ConvProblem& p, Pass pass,
+                                  const KnobValues&) const override {
     class FakePlan final : public Plan {
      public:
       explicit FakePlan(std::size_t ws) : ws_(ws) {}
       std::size_t workspace_bytes() const override { return ws_; }
-      void run(const Tensors&, const Workspace&) override {}
+
+     protected:
+      void execute(const Tensors&, const Workspace&, Stream) override {}
 
      private:
       std::size_t ws_;
@@ -58,13 +65,13 @@ class FakeAlgorithm final : public Algorithm {
     if (!available_) throw Error(ErrorCode::unavailable, "no device");
     return std::make_unique<FakePlan>(workspace_(p, pass));
   }
-  DeviceContext& context() const override { return host_context(); }
 
  private:
   std::string name_;
   WorkspaceFn workspace_;
   SupportFn support_;
   bool available_;
+  AlgorithmInfo info_;
 };
 
 std::vector<std::filesystem::path> suite_files() {

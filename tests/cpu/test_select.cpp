@@ -254,11 +254,12 @@ class FakeAlgorithm final : public Algorithm {
       : name_(std::move(name)),
         workspace_(workspace),
         supported_(supported),
-        available_(available) {}
-  std::string name() const override { return name_; }
-  Device device() const override { return Device::cpu; }
-  std::string description() const override { return "test double"; }
-  bool deterministic() const override { return true; }
+        available_(available) {
+    info_.name = name_;
+    info_.backend = "test";
+    info_.description = "test double";
+  }
+  const AlgorithmInfo& info() const override { return info_; }
   Support available() const override {
     return available_ ? Support::yes() : Support::no("not here");
   }
@@ -266,21 +267,24 @@ class FakeAlgorithm final : public Algorithm {
     p.validate();
     return supported_ ? Support::yes() : Support::no("not this one");
   }
-  std::unique_ptr<Plan> plan(const ConvProblem&, Pass) const override {
+  DeviceContext& context() const override { return host_context(); }
+
+ protected:
+  std::unique_ptr<Plan> make_plan(const ConvProblem&, Pass, const KnobValues&) const override {
     struct FakePlan final : Plan {
       explicit FakePlan(std::size_t ws) : ws(ws) {}
       std::size_t workspace_bytes() const override { return ws; }
-      void run(const Tensors&, const Workspace&) override {}
+      void execute(const Tensors&, const Workspace&, Stream) override {}
       std::size_t ws;
     };
     return std::make_unique<FakePlan>(workspace_);
   }
-  DeviceContext& context() const override { return host_context(); }
 
  private:
   std::string name_;
   std::size_t workspace_;
   bool supported_, available_;
+  AlgorithmInfo info_;
 };
 
 TEST(Select, TheFastestMeasuredThatFits) {

@@ -90,13 +90,21 @@ namespace {
 
 class CpuFftAlgorithm final : public Algorithm {
  public:
-  std::string name() const override { return "cpu.fft"; }
-  Device device() const override { return Device::cpu; }
-  std::string description() const override {
-    return "FFTW r2c/c2r (rows, then columns) + per-frequency complex GEMM over channels, "
-           "vectorised across bins";
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo = [] {
+      AlgorithmInfo i;
+      i.name = "cpu.fft";
+      i.device = Device::cpu;
+      i.family = Family::fft;
+      i.backend = "fftw";
+      i.description =
+          "FFTW r2c/c2r (rows, then columns) + per-frequency complex GEMM over channels, "
+          "vectorised across bins";
+      i.deterministic = true;
+      return i;
+    }();
+    return kInfo;
   }
-  bool deterministic() const override { return true; }
 
   Support supports(const ConvProblem& problem, Pass pass) const override {
     problem.validate();
@@ -109,7 +117,8 @@ class CpuFftAlgorithm final : public Algorithm {
     return Support::yes();
   }
 
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     const Support support = supports(problem, pass);
     if (!support) {
       throw Error(ErrorCode::unsupported, "cpu.fft " + std::string(to_string(pass)) + " " +

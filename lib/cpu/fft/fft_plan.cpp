@@ -72,6 +72,7 @@ FftPlan::FftPlan(const ConvProblem& problem, Pass pass, int threads)
       find(inverse ? Kind::columns_inverse : Kind::columns_forward, t, q);
     }
   }
+  describe_plan();
 }
 
 void FftPlan::make_plans(FftTensor tensor, bool inverse) {
@@ -215,7 +216,7 @@ void FftPlan::inverse_chunk(const RunState& s, int64_t first, int64_t planes,
   }
 }
 
-void FftPlan::run(const Tensors& t, const Workspace& workspace) {
+void FftPlan::execute(const Tensors& t, const Workspace& workspace, Stream) {
   check_run_arguments("cpu.fft", problem_, pass_, t, workspace, workspace_bytes());
   check_fftw_alignment(workspace.data, where_);
   const FftGeometry& g = geometry_;
@@ -277,20 +278,23 @@ void FftPlan::run(const Tensors& t, const Workspace& workspace) {
   last_ms_[2] = ms(t3 - t2);
 }
 
-std::string FftPlan::notes() const {
+void FftPlan::describe_plan() {
   const FftGeometry& g = geometry_;
-  std::ostringstream out;
-  out << "transform " << g.h.size << "x" << g.w.size << " (needed " << g.h.needed << "x"
-      << g.w.needed << "), " << g.bins << " bins, FFTW planner " << planner_ << ", chunk "
-      << chunk_ << " planes, bin GEMM " << to_string(isa_) << ", " << threads_ << " threads";
+  info_.kernel = std::string("fftw ") + planner_ + ", bin gemm " + to_string(isa_);
+  info_.transform = "fft " + std::to_string(g.h.size) + "x" + std::to_string(g.w.size);
+  info_.details = {{"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
+                   {"bins", std::to_string(g.bins)},
+                   {"chunk_planes", std::to_string(chunk_)},
+                   {"threads", std::to_string(threads_)}};
   int buffered = 0;
   for (const Entry& e : plans_) buffered += e.plan.buffered() ? 1 : 0;
-  if (buffered) out << "; " << buffered << " FFTW plans buffered (their execute allocates)";
-  if (last_ms_[0] >= 0) {
-    out << "; last run: inputs " << last_ms_[0] << " ms, products " << last_ms_[1]
-        << " ms, output " << last_ms_[2] << " ms";
-  }
-  return out.str();
+  // A buffered FFTW plan allocates inside execute: the row says so.
+  if (buffered) info_.details.emplace_back("fftw_buffered_plans", std::to_string(buffered));
+}
+
+std::vector<std::pair<std::string, double>> FftPlan::last_run_phases() const {
+  if (last_ms_[0] < 0) return {};
+  return {{"inputs", last_ms_[0]}, {"products", last_ms_[1]}, {"output", last_ms_[2]}};
 }
 
 }  // namespace convlab::cpu_fft

@@ -30,12 +30,15 @@ class FftPlan final : public Plan {
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(geometry_.total_bytes);
   }
-  void run(const Tensors& tensors, const Workspace& workspace) override;
-  /// The transform size, settings and, once run, the last run's phase times.
-  std::string notes() const override;
+  /// Once run: the last run's inputs, products and output phases.
+  std::vector<std::pair<std::string, double>> last_run_phases() const override;
   const FftGeometry& geometry() const { return geometry_; }
 
+ protected:
+  void execute(const Tensors& tensors, const Workspace& workspace, Stream stream) override;
+
  private:
+  void describe_plan();
   // One FFTW plan per (kind, tensor, planes in the chunk): the full chunk and each
   // tensor's last, shorter one.
   enum class Kind { rows_forward, columns_forward, columns_inverse, rows_inverse };
@@ -62,7 +65,7 @@ class FftPlan final : public Plan {
   std::vector<Entry> plans_;
   std::string planner_;
   std::string where_;  // "cpu.fft <pass> <descriptor>", built here so run() allocates nothing
-  // The last run's phases (inputs, products, output) for notes(); atomic because runs of one
+  // The last run's phases (inputs, products, output); atomic because runs of one
   // plan with different workspaces may overlap.
   std::atomic<double> last_ms_[3] = {-1.0, -1.0, -1.0};
 };

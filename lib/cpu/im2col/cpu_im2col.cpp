@@ -84,12 +84,20 @@ class Im2colPlan final : public Plan {
         pass_(pass),
         backend_(options.backend),
         layout_(layout),
-        geometry_(make_im2col_geometry(p, 1)) {}
+        geometry_(make_im2col_geometry(p, 1)) {
+    info_.kernel = std::string("gemm ") + to_string(layout_.backend);
+    const std::size_t per_worker = 4 * static_cast<std::size_t>(layout_.col + layout_.stage);
+    info_.workspace_split = {
+        {"columns", static_cast<std::size_t>(4 * layout_.workers * layout_.col)},
+        {"stage", static_cast<std::size_t>(4 * layout_.workers * layout_.stage)},
+        {"partials", layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
+    info_.details = {{"layout", layout_.describe()}};
+  }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
-  std::string notes() const override { return layout_.describe(); }
 
-  void run(const Tensors& t, const Workspace& ws) override {
+ protected:
+  void execute(const Tensors& t, const Workspace& ws, Stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, layout_.workspace_bytes);
     float* base = static_cast<float*>(ws.data);
     if (layout_.workers > 1) {
@@ -237,7 +245,8 @@ class Im2colPlan final : public Plan {
 
 }  // namespace
 
-std::string CpuIm2col::description() const {
+CpuIm2col::CpuIm2col(bool from_environment, Im2colOptions options)
+    : from_environment_(from_environment), options_(options) {
   GemmBackend backend = options_.backend;
   if (from_environment_) {
     try {
@@ -246,8 +255,13 @@ std::string CpuIm2col::description() const {
       backend = default_gemm_backend();  // plan() reports the malformed setting
     }
   }
-  return std::string("im2col/col2im-gather + GEMM (") + to_string(backend) +
-         "), per group, 1x1 shortcut, images per GEMM";
+  info_.name = kName;
+  info_.device = Device::cpu;
+  info_.family = Family::gemm;
+  info_.backend = to_string(backend);
+  info_.description = std::string("im2col/col2im-gather + GEMM (") + to_string(backend) +
+                      "), per group, 1x1 shortcut, images per GEMM";
+  info_.deterministic = true;
 }
 
 Im2colOptions CpuIm2col::options() const {
@@ -277,7 +291,8 @@ Support CpuIm2col::supports(const ConvProblem& p, Pass) const {
   return Support::yes();
 }
 
-std::unique_ptr<Plan> CpuIm2col::plan(const ConvProblem& p, Pass pass) const {
+std::unique_ptr<Plan> CpuIm2col::make_plan(const ConvProblem& p, Pass pass,
+                                           const KnobValues&) const {
   const Support support = supports(p, pass);
   if (!support) throw Error(ErrorCode::unsupported, support.reason);
   const Im2colOptions opts = options();

@@ -69,22 +69,22 @@ class CpuIm2col final : public Algorithm {
  public:
   /// With from_environment, every plan() reads Im2colOptions::from_environment() (the
   /// registry's instance); otherwise every plan uses `options`.
-  explicit CpuIm2col(bool from_environment = true, Im2colOptions options = {})
-      : from_environment_(from_environment), options_(options) {}
-  std::string name() const override { return "cpu.im2col"; }
-  Device device() const override { return Device::cpu; }
-  std::string description() const override;
-  bool deterministic() const override { return true; }
+  explicit CpuIm2col(bool from_environment = true, Im2colOptions options = {});
+  const AlgorithmInfo& info() const override { return info_; }
   Support supports(const ConvProblem& problem, Pass pass) const override;
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override;
   /// The options a plan made now would use.
   Im2colOptions options() const;
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override;
   DeviceContext& context() const override;
 
+ protected:
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues& knobs) const override;
+
  private:
   bool from_environment_;
   Im2colOptions options_;
+  AlgorithmInfo info_;
 };
 
 }  // namespace convlab::im2col

@@ -42,19 +42,27 @@ constexpr double kWinogradFactor = 64.0;
 
 class OnednnAlgorithm final : public Algorithm {
  public:
-  std::string name() const override { return "cpu.onednn"; }
-  Device device() const override { return Device::cpu; }
-  std::string description() const override {
-    const dnnl_version_t* v = dnnl_version();
-    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-           std::to_string(v->patch) +
-           " convolution primitive (convolution_auto, oneDNN's preferred layouts, reorders "
-           "from/to NCHW inside run)";
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo = [] {
+      const dnnl_version_t* v = dnnl_version();
+      AlgorithmInfo i;
+      i.name = "cpu.onednn";
+      i.device = Device::cpu;
+      i.family = Family::vendor;
+      i.backend = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                  std::to_string(v->patch);
+      i.description = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                      "." + std::to_string(v->patch) +
+                      " convolution primitive (convolution_auto, oneDNN's preferred layouts, "
+                      "reorders from/to NCHW inside run)";
+      // oneDNN's CPU convolutions split work statically over a fixed thread count and reduce
+      // partial sums (backward-weights over the batch) in a fixed order; measured bitwise
+      // identical over repeated runs (tests/cpu/test_determinism.cpp).
+      i.deterministic = true;
+      return i;
+    }();
+    return kInfo;
   }
-  // oneDNN's CPU convolutions split work statically over a fixed thread count and reduce
-  // partial sums (backward-weights over the batch) in a fixed order; measured bitwise
-  // identical over repeated runs (tests/cpu/test_determinism.cpp).
-  bool deterministic() const override { return true; }
 
   Support supports(const ConvProblem& problem, Pass pass) const override {
     problem.validate();
@@ -73,7 +81,8 @@ class OnednnAlgorithm final : public Algorithm {
     return Support::yes();
   }
 
-  std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass) const override {
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues&) const override {
     const Support support = supports(problem, pass);
     if (!support) {
       throw Error(ErrorCode::unsupported, "cpu.onednn " + std::string(to_string(pass)) + " " +

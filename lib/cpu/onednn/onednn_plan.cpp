@@ -229,11 +229,18 @@ class OnednnPlan final : public Plan {
     scratch_offset_ = cursor;
     scratch_bytes_ = scratch;
     workspace_bytes_ = cursor + scratch;
+    describe_plan();
   }
 
   std::size_t workspace_bytes() const override { return workspace_bytes_; }
 
-  void run(const Tensors& tensors, const Workspace& workspace) override {
+  std::vector<std::pair<std::string, double>> last_run_phases() const override {
+    if (last_total_ms_ <= 0) return {};
+    return {{"primitive", last_primitive_ms_}, {"reorders", last_total_ms_ - last_primitive_ms_}};
+  }
+
+ protected:
+  void execute(const Tensors& tensors, const Workspace& workspace, Stream) override {
     check_run_arguments("cpu.onednn", problem_, pass_, tensors, workspace, workspace_bytes_);
     using Clock = std::chrono::steady_clock;
     ThreadScope scope(threads_);
@@ -278,23 +285,20 @@ class OnednnPlan final : public Plan {
     }
   }
 
-  std::string notes() const override {
-    std::string out = "impl " + impl_ + "; " + std::to_string(threads_) + " threads;";
+  void describe_plan() {
+    info_.kernel = impl_;
+    info_.workspace_split = {{"reorders", reorder_bytes_}, {"scratchpad", scratch_bytes_}};
+    std::string layouts;
     for (const Operand& op : operands_) {
-      out += std::string(" ") + op.name + " " + layout_name(op.internal) +
-             (op.reordered ? " (reordered)" : " (user layout)") + ";";
+      if (!layouts.empty()) layouts += ' ';
+      layouts += std::string(op.name) + ":" + layout_name(op.internal) +
+                 (op.reordered ? "(reordered)" : "(user)");
     }
-    out += " workspace " + std::to_string(reorder_bytes_) + " B reorder copies + " +
-           std::to_string(scratch_bytes_) + " B scratchpad";
+    info_.details = {{"threads", std::to_string(threads_)}, {"layouts", layouts}};
     if (impl_.find("gemm") != std::string::npos) {
       // Not in the workspace, so said where a memory report will read it.
-      out += "; heap: oneDNN's sgemm mallocs its packing buffers during run";
+      info_.details.emplace_back("heap", "oneDNN's sgemm mallocs its packing buffers during run");
     }
-    if (last_total_ms_ > 0) {
-      out += "; last run " + std::to_string(last_total_ms_) + " ms, of which primitive " +
-             std::to_string(last_primitive_ms_) + " ms";
-    }
-    return out;
   }
 
  private:

@@ -1,0 +1,77 @@
+#pragma once
+/// \file
+/// Knobs: the named, typed settings an algorithm accepts, validated against its schema and
+/// recorded with every result. A knob replaces a behaviour-changing environment variable; an
+/// environment variable may at most supply a knob's default, and is then recorded too.
+///
+///     KnobValues knobs = resolve_knobs(algo.info(), {{"planner", "estimate"}});
+///     auto plan = algo.plan(problem, pass, {{"planner", "estimate"}});  // the same, inside
+///
+/// Values travel as text (as on the command line, `--knob cpu.fft.planner=estimate`) and are
+/// canonicalised by resolve_knobs(), so a recorded row reads back to the same settings.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace convlab {
+
+enum class KnobType {
+  integer,  ///< a decimal integer in [min, max]
+  boolean,  ///< true/false (also accepts 1/0, on/off, yes/no)
+  choice,   ///< one of `choices`
+  bytes,    ///< a byte count as parse_size() reads it (3.5GiB, 512MiB, 8GB), or 0
+};
+const char* to_string(KnobType type) noexcept;
+
+/// One knob of an algorithm's schema.
+struct KnobSpec {
+  std::string name;  ///< e.g. "planner"; unique within the algorithm
+  KnobType type = KnobType::integer;
+  std::string default_value;         ///< canonical text; "auto" where allow_auto
+  std::vector<std::string> choices;  ///< choice only
+  int64_t min = 0;                   ///< integer and bytes
+  int64_t max = INT64_MAX;           ///< integer and bytes
+  bool allow_auto = false;           ///< integer and bytes: "auto" lets the algorithm decide
+  /// An environment variable that supplies the default when set (documented, and recorded
+  /// in every row like any other knob value); empty for none.
+  std::string environment_default;
+  std::string description;  ///< one line for `convbench list`
+};
+
+/// Knob values by knob name, as canonical text.
+using KnobValues = std::map<std::string, std::string>;
+
+/// Validates `given` against `schema` and returns every knob of the schema with its value:
+/// the given one, else the environment default if its variable is set, else the default.
+/// Throws Error{invalid_argument} naming the algorithm, the knob and the bad value (and what
+/// is accepted) for an unknown knob or a value of the wrong type or range.
+KnobValues resolve_knobs(std::string_view algorithm, const std::vector<KnobSpec>& schema,
+                         const KnobValues& given);
+
+/// "planner=estimate,threads=2": the resolved knobs as one field for a row (sorted by name).
+std::string format_knobs(const KnobValues& knobs);
+/// Parses format_knobs()'s text back (without validation). Throws Error{invalid_argument}.
+KnobValues parse_knobs(std::string_view text);
+
+/// Typed reads of resolved values (resolve_knobs() guarantees the text is valid). "auto"
+/// reads as std::nullopt. Throw Error{invalid_argument} for a knob not in `knobs`.
+std::optional<int64_t> knob_integer(const KnobValues& knobs, std::string_view name);
+std::optional<std::size_t> knob_bytes(const KnobValues& knobs, std::string_view name);
+bool knob_boolean(const KnobValues& knobs, std::string_view name);
+const std::string& knob_text(const KnobValues& knobs, std::string_view name);
+
+/// The value of an environment variable that documents a default (a knob's, or a sweep
+/// setting such as Slurm's array index), or nullopt when unset. This is the only place the
+/// library reads the environment; every variable read is remembered for the metadata.
+std::optional<std::string> environment_default(const std::string& variable);
+/// Every variable environment_default() was asked for and found set, in the order of first
+/// use, with its value.
+std::vector<std::pair<std::string, std::string>> environment_defaults_used();
+
+}  // namespace convlab
