@@ -33,16 +33,11 @@ class ReferencePlan final : public Plan {
 class ReferenceAlgorithm final : public Algorithm {
  public:
   const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo = [] {
-      AlgorithmInfo i;
-      i.name = "reference";
-      i.device = Device::cpu;
-      i.family = Family::reference;
-      i.backend = "plain loops";
-      i.description = "direct loops, double accumulation, one thread (the correctness reference)";
-      i.deterministic = true;
-      return i;
-    }();
+    static const AlgorithmInfo kInfo{
+        "reference", Device::cpu, Family::reference,
+        "plain loops",
+        "direct loops, double accumulation, one thread (the correctness reference)",
+        /*deterministic=*/true, MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
   Support supports(const ConvProblem& problem, Pass) const override {

@@ -154,20 +154,13 @@ class FindPlan final : public Plan {
 class FindAlgorithm final : public Algorithm {
  public:
   const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo = [] {
-      AlgorithmInfo i;
-      i.name = kName;
-      i.device = Device::gpu;
-      i.family = Family::vendor;
-      i.backend = "cudnn";
-      i.description =
-          "cuDNN's pick by cudnnFind*AlgorithmEx within CONVLAB_CUDNN_FIND_WORKSPACE "
-          "(default 1 GiB); the pick is in the plan info";
-      // The pick may be BWD_*_ALGO_0 or BWD_FILTER_ALGO_3, which use atomics.
-      i.deterministic = false;
-      i.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
-      return i;
-    }();
+    // The pick may be BWD_*_ALGO_0 or BWD_FILTER_ALGO_3, which use atomics.
+    static const AlgorithmInfo kInfo{
+        kName, Device::gpu, Family::vendor,
+        "cudnn",
+        "cuDNN's pick by cudnnFind*AlgorithmEx within CONVLAB_CUDNN_FIND_WORKSPACE "
+        "(default 1 GiB); the pick is in the plan info",
+        /*deterministic=*/false, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
   Support available() const override { return cudnn_available(); }

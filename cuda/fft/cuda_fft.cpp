@@ -198,20 +198,13 @@ const Support& available_here() { return device_support(default_device_index());
 class CudaFft final : public Algorithm {
  public:
   const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo = [] {
-      AlgorithmInfo i;
-      i.name = kName;
-      i.device = Device::gpu;
-      i.family = Family::fft;
-      i.backend = "cufft+cublas";
-      i.description =
-          "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
-          "frequency-major spectra";
-      // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
-      i.deterministic = true;
-      i.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
-      return i;
-    }();
+    // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
+    static const AlgorithmInfo kInfo{
+        kName, Device::gpu, Family::fft,
+        "cufft+cublas",
+        "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
+        "frequency-major spectra",
+        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
   Support available() const override { return available_here(); }

@@ -188,17 +188,11 @@ class CudaIm2col final : public Algorithm {
   /// images < 0: CONVLAB_CUDA_IM2COL_IMAGES, read at each plan.
   explicit CudaIm2col(int64_t images = -1) : images_(images) {}
   const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo = [] {
-      AlgorithmInfo i;
-      i.name = kName;
-      i.device = Device::gpu;
-      i.family = Family::gemm;
-      i.backend = "cublas";
-      i.description = "im2col/col2im-gather kernels + cuBLAS SGEMM (strided-batched over images)";
-      i.deterministic = true;
-      i.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
-      return i;
-    }();
+    static const AlgorithmInfo kInfo{
+        kName, Device::gpu, Family::gemm,
+        "cublas",
+        "im2col/col2im-gather kernels + cuBLAS SGEMM (strided-batched over images)",
+        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
   Support available() const override { return available_here(); }

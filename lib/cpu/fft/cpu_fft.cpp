@@ -91,18 +91,12 @@ namespace {
 class CpuFftAlgorithm final : public Algorithm {
  public:
   const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo = [] {
-      AlgorithmInfo i;
-      i.name = "cpu.fft";
-      i.device = Device::cpu;
-      i.family = Family::fft;
-      i.backend = "fftw";
-      i.description =
-          "FFTW r2c/c2r (rows, then columns) + per-frequency complex GEMM over channels, "
-          "vectorised across bins";
-      i.deterministic = true;
-      return i;
-    }();
+    static const AlgorithmInfo kInfo{
+        "cpu.fft", Device::cpu, Family::fft,
+        "fftw",
+        "FFTW r2c/c2r (rows, then columns) + per-frequency complex GEMM over channels, "
+        "vectorised across bins",
+        /*deterministic=*/true, MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
 

@@ -45,21 +45,18 @@ class OnednnAlgorithm final : public Algorithm {
   const AlgorithmInfo& info() const override {
     static const AlgorithmInfo kInfo = [] {
       const dnnl_version_t* v = dnnl_version();
-      AlgorithmInfo i;
-      i.name = "cpu.onednn";
-      i.device = Device::cpu;
-      i.family = Family::vendor;
-      i.backend = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                  std::to_string(v->patch);
-      i.description = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
-                      "." + std::to_string(v->patch) +
-                      " convolution primitive (convolution_auto, oneDNN's preferred layouts, "
-                      "reorders from/to NCHW inside run)";
       // oneDNN's CPU convolutions split work statically over a fixed thread count and reduce
       // partial sums (backward-weights over the batch) in a fixed order; measured bitwise
       // identical over repeated runs (tests/cpu/test_determinism.cpp).
-      i.deterministic = true;
-      return i;
+      return AlgorithmInfo{
+          "cpu.onednn", Device::cpu, Family::vendor,
+          "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+              std::to_string(v->patch),
+          "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+              std::to_string(v->patch) +
+              " convolution primitive (convolution_auto, oneDNN's preferred layouts, "
+              "reorders from/to NCHW inside run)",
+          /*deterministic=*/true, MathMode::fp32, /*knobs=*/{}};
     }();
     return kInfo;
   }
