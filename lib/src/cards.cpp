@@ -17,12 +17,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "convlab/error.hpp"
+#include "convlab/text_input.hpp"
 
 namespace convlab {
 namespace {
@@ -248,6 +247,9 @@ namespace {
 
 using nlohmann::json;
 
+// A JSON value as a message quotes it: cut short (a value may be a whole nested document).
+std::string quoted(const json& value) { return excerpt(value.dump(), 60); }
+
 int64_t json_size(const json& value, const std::string& where) {
   if (value.is_string()) {
     try {
@@ -259,7 +261,7 @@ int64_t json_size(const json& value, const std::string& where) {
   if (value.is_number_integer() && value.get<int64_t>() > 0) return value.get<int64_t>();
   throw Error(ErrorCode::invalid_argument,
               where + ": expected a size such as \"4GiB\" or a positive number of bytes, got " +
-                  value.dump());
+                  quoted(value));
 }
 
 double json_positive(const json& value, const std::string& where) {
@@ -267,19 +269,19 @@ double json_positive(const json& value, const std::string& where) {
     return value.get<double>();
   }
   throw Error(ErrorCode::invalid_argument,
-              where + ": expected a positive number, got " + value.dump());
+              where + ": expected a positive finite number, got " + quoted(value));
 }
 
 std::string json_text(const json& value, const std::string& where) {
   if (value.is_string() && !value.get<std::string>().empty()) return value.get<std::string>();
   throw Error(ErrorCode::invalid_argument,
-              where + ": expected a non-empty string, got " + value.dump());
+              where + ": expected a non-empty string, got " + quoted(value));
 }
 
 Card card_from_json(const json& object, const std::string& source, size_t index) {
   std::string who = source + ": card " + std::to_string(index + 1);
   if (!object.is_object()) {
-    throw Error(ErrorCode::invalid_argument, who + ": expected an object, got " + object.dump());
+    throw Error(ErrorCode::invalid_argument, who + ": expected an object, got " + quoted(object));
   }
   static const char* const kKeys[] = {
       "id",          "name",         "memory", "usable_memory", "bandwidth_gbs",
@@ -287,7 +289,7 @@ Card card_from_json(const json& object, const std::string& source, size_t index)
   for (const auto& item : object.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) == std::end(kKeys)) {
       throw Error(ErrorCode::invalid_argument,
-                  who + ": unknown key '" + item.key() +
+                  who + ": unknown key '" + excerpt(item.key(), 40) +
                       "'; known: id, name, memory, usable_memory, bandwidth_gbs, fp32_tflops, "
                       "architecture, year, source");
     }
@@ -301,7 +303,7 @@ Card card_from_json(const json& object, const std::string& source, size_t index)
   };
   Card c;
   c.id = json_text(need("id"), who + " id");
-  who = source + ": card '" + c.id + "'";
+  who = source + ": card '" + excerpt(c.id, 40) + "'";
   c.name = json_text(need("name"), who + " name");
   c.memory_bytes = json_size(need("memory"), who + " memory");
   c.usable_bytes = object.contains("usable_memory")
@@ -313,7 +315,7 @@ Card card_from_json(const json& object, const std::string& source, size_t index)
   const json& year = need("year");
   if (!year.is_number_integer()) {
     throw Error(ErrorCode::invalid_argument,
-                who + " year: expected an integer, got " + year.dump());
+                who + " year: expected an integer, got " + quoted(year));
   }
   c.year = year.get<int>();
   c.source = object.contains("source") ? json_text(object["source"], who + " source")
@@ -330,11 +332,19 @@ Card card_from_json(const json& object, const std::string& source, size_t index)
 
 void CardDatabase::add_json_text(std::string_view text, std::string_view source_view) {
   const std::string source(source_view);
+  const TextLimits limits;
+  if (static_cast<int64_t>(text.size()) > limits.max_bytes) {
+    throw Error(ErrorCode::invalid_argument, source + ": cards text is larger than the limit of " +
+                                                 std::to_string(limits.max_bytes) + " bytes");
+  }
+  // Before parsing: printing or destroying a deeply nested value recurses once per level.
+  check_json_depth(text, source, limits.max_json_depth);
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw Error(ErrorCode::invalid_argument, source + ": not valid JSON: " + e.what());
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
+    throw Error(ErrorCode::invalid_argument,
+                source + ": not valid JSON: " + excerpt(e.what(), 200));
   }
   const json* list = &doc;
   if (doc.is_object()) {
@@ -354,12 +364,7 @@ void CardDatabase::add_json_text(std::string_view text, std::string_view source_
 }
 
 void CardDatabase::add_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, "cannot read cards file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(ErrorCode::io, "error reading cards file '" + path + "'");
-  add_json_text(text.str(), path);
+  add_json_text(read_text_file(path, "cards file"), path);
 }
 
 int64_t parse_size(std::string_view text) {

@@ -31,14 +31,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "convlab/cards.hpp"
 #include "convlab/descriptor.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "convlab/text_input.hpp"
 #include "strategy/fft_geometry.hpp"
 
 namespace convlab {
@@ -78,7 +77,8 @@ WorkCount work_count(AlgorithmFamily family, const ConvProblem& p, Pass pass) {
       break;
     case AlgorithmFamily::im2col: {
       const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                             p.pad_h == 0 && p.pad_w == 0;
+                             p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
+                             p.end_pad_w() == 0;
       const double col = pointwise ? 0.0 : 4.0 * n * c * r * s * oh * ow;
       work.flops = direct + (pass == Pass::backward_data && !pointwise ? col / 4.0 : 0.0);
       work.bytes = tensors + 2.0 * col;
@@ -220,8 +220,13 @@ std::vector<std::string> csv_record(std::string_view text, size_t& pos, bool& ok
 double parse_real(const std::string& text, const std::string& where) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-    throw Error(ErrorCode::invalid_argument, where + ": '" + text + "' is not a number");
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                where + ": '" + excerpt(text, 40) + "' is not a number");
+  }
+  if (!std::isfinite(v)) {  // inf, nan, or beyond double's range such as 1e400
+    throw Error(ErrorCode::invalid_argument,
+                where + ": '" + excerpt(text, 40) + "' is not a finite number");
   }
   return v;
 }
@@ -285,12 +290,7 @@ std::vector<MeasuredTime> parse_measured_times(std::string_view text, std::strin
 }
 
 std::vector<MeasuredTime> read_measured_times(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, "cannot read sweep file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(ErrorCode::io, "error reading sweep file '" + path + "'");
-  return parse_measured_times(text.str(), path);
+  return parse_measured_times(read_text_file(path, "sweep file"), path);
 }
 
 }  // namespace convlab

@@ -14,4 +14,5 @@
 #include "convlab/numerics.hpp"
 #include "convlab/problem.hpp"
 #include "convlab/registry.hpp"
+#include "convlab/text_input.hpp"
 #include "convlab/threads.hpp"
