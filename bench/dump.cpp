@@ -161,6 +161,8 @@ void Dumper::write(const Case& c, const Row& row, const convlab::HostTensors& in
                                     {"s", p.s},
                                     {"pad_h", p.pad_h},
                                     {"pad_w", p.pad_w},
+                                    {"pad_h_end", p.end_pad_h()},
+                                    {"pad_w_end", p.end_pad_w()},
                                     {"stride_h", p.stride_h},
                                     {"stride_w", p.stride_w},
                                     {"dilation_h", p.dilation_h},

@@ -9,7 +9,8 @@ using Index = Eigen::Index;
 template <typename T>
 using Tensor4 = Eigen::TensorMap<Eigen::Tensor<T, 4, Eigen::RowMajor, Index>>;
 
-// The forward tap (oh, r) reads input row oh*stride - pad + r*dilation.
+// The forward tap (oh, r) reads input row oh*stride - pad + r*dilation. The end paddings
+// enter only through out_h/out_w: a tap past the last input row reads a zero.
 inline int64_t tap(int64_t out, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
   return out * stride - pad + kernel * dilation;
 }

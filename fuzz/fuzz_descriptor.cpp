@@ -103,10 +103,10 @@ void check_counts(const ConvProblem& p, const std::string& input) {
     CHECK(p.flops(pass) >= 2, "non-positive flops", input);
   }
   // The output size formula of DESIGN.md, evaluated without overflow (validate bounds it).
-  const int64_t span_h = p.h + 2 * p.pad_h - p.dilated_r();
+  const int64_t span_h = p.h + p.pad_h + p.end_pad_h() - p.dilated_r();
   CHECK(span_h >= 0 && p.out_h() == span_h / p.stride_h + 1, "out_h disagrees with the formula",
         input);
-  const int64_t span_w = p.w + 2 * p.pad_w - p.dilated_s();
+  const int64_t span_w = p.w + p.pad_w + p.end_pad_w() - p.dilated_s();
   CHECK(span_w >= 0 && p.out_w() == span_w / p.stride_w + 1, "out_w disagrees with the formula",
         input);
 }

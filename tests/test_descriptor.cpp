@@ -75,10 +75,122 @@ TEST(Descriptor, UnderscoresAreIgnored) {
             parse_descriptor("mb1ic3oc8ih5kh3ph1").problem);
 }
 
-TEST(Descriptor, GivenOutputMustAgree) {
-  const std::string m = error_of("mb1ic3ih10oc8oh9kh3ph1");
-  EXPECT_NE(m.find("given oh 9 does not match the computed 10"), std::string::npos) << m;
+// benchdnn (conv_aux.cpp, conv.hpp) with oh given and ph not:
+//   ph = ((oh - 1) * sh - ih + ((kh - 1) * (dh + 1) + 1)) / 2,
+//   ph_r = (oh - 1) * sh - ih + ((kh - 1) * (dh + 1) + 1) - ph.
+// Each expectation below is that formula worked by hand.
+TEST(Descriptor, DeducesAsymmetricPaddingAsBenchdnnDoes) {
+  struct Case {
+    const char* text;
+    int64_t pad_h, end_h, pad_w, end_w;
+  };
+  const Case cases[] = {
+      // total 8 - 8 + 3 = 3: ph 1, ph_r 2 (convlab used to refuse it)
+      {"mb2ic4ih8oc4oh9kh3", 1, 2, 1, 2},
+      // total 111*2 - 224 + 7 = 5: ph 2, ph_r 3 (convlab used to pad 3 on both sides, a
+      // convolution shifted by one row and column)
+      {"mb1ic2ih224oc2oh112kh7sh2", 2, 3, 2, 3},
+      // total 2: symmetric
+      {"mb1ic4ih56oc4oh56kh3", 1, 1, 1, 1},
+      // dilation 2 (dh1): kernel extent 5, total 9 - 9 + 5 = 5: ph 2, ph_r 3; w: 3*2 - 7 + 2
+      // = 1: pw 0, pw_r 1
+      {"mb1ic2ih9iw7oc2oh10ow4kh3kw2sw2dh1", 2, 3, 0, 1},
+      // ph given with oh: ph_r = 8 - 10 + 3 - 1 = 0
+      {"mb1ic3ih10oc8oh9kh3ph1", 1, 0, 1, 0},
+      // total 4 - 8 + 3 = -1: ph = -1/2 = 0 in C, ph_r -1; end paddings -1 and 0 give the same
+      // oh 3 with stride 2, and convlab keeps 0
+      {"mb1ic1ih8oc1oh3kh3sh2", 0, 0, 0, 0},
+      // ph given, no oh: the end padding equals it
+      {"mb1ic1ih224oc1kh7sh2ph3", 3, 3, 3, 3},
+  };
+  for (const Case& c : cases) {
+    const ConvProblem p = parse_descriptor(c.text).problem;
+    EXPECT_EQ(p.pad_h, c.pad_h) << c.text;
+    EXPECT_EQ(p.end_pad_h(), c.end_h) << c.text;
+    EXPECT_EQ(p.pad_w, c.pad_w) << c.text;
+    EXPECT_EQ(p.end_pad_w(), c.end_w) << c.text;
+    EXPECT_EQ(p.asymmetric_padding(), c.pad_h != c.end_h || c.pad_w != c.end_w) << c.text;
+  }
+  const ConvProblem stem = parse_descriptor("mb1ic2ih224oc2oh112kh7sh2").problem;
+  EXPECT_EQ(stem.out_h(), 112);
+  EXPECT_EQ(stem.descriptor(), "g1mb1ic2ih224iw224oc2oh112ow112kh7kw7sh2sw2ph2pw2dh0dw0");
 }
+
+TEST(Descriptor, OutputSizeNoPaddingGivesIsRefusedNamingIt) {
+  struct Case {
+    const char* text;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      // total 1 - 8 + 3 = -4: ph -2, a crop
+      {"mb1ic1ih8oc1oh2kh3", "no padding gives the given oh 2"},
+      // ph 1 given: ph_r = 2 - 8 + 3 - 1 = -4
+      {"mb1ic1ih8oc1oh3kh3ph1", "no padding gives the given oh 3"},
+      {"mb1ic1ih8iw8oc1oh8ow3kh3kw3", "no padding gives the given ow 3"},
+  };
+  for (const Case& c : cases) {
+    try {
+      parse_descriptor(c.text);
+      ADD_FAILURE() << c.text << " parsed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_problem) << c.text;
+      EXPECT_NE(std::string(e.what()).find(c.fragment), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Descriptor, RoundTripsEveryEdgeCaseWithItsEndPadding) {
+  for (const ConvProblem& p : testing::edge_cases()) {
+    const std::string text = p.descriptor();
+    const ConvProblem back = parse_descriptor(text).problem;
+    EXPECT_EQ(back, p) << text;
+    EXPECT_EQ(back.end_pad_h(), p.end_pad_h()) << text;
+    EXPECT_EQ(back.end_pad_w(), p.end_pad_w()) << text;
+  }
+}
+
+TEST(Descriptor, EndPaddingEntersTheOutputSizeAndTheCounts) {
+  ConvProblem p = parse_descriptor("mb1ic2ih5oc3kh3").problem;  // 3x3 output
+  const int64_t symmetric_flops = p.flops(Pass::forward);
+  p.pad_h_end = 2;  // rows 5 and 6 are padding: output 5x3
+  EXPECT_EQ(p.out_h(), 5);
+  EXPECT_EQ(p.out_w(), 3);
+  EXPECT_EQ(p.y_elems(), 1 * 3 * 5 * 3);
+  EXPECT_EQ(p.flops(Pass::forward), symmetric_flops * 5 / 3);
+  EXPECT_TRUE(p.asymmetric_padding());
+  ConvProblem q = p;
+  q.pad_h_end = std::nullopt;
+  EXPECT_NE(p, q);
+  q.pad_h_end = 2;
+  EXPECT_EQ(p, q);
+  ConvProblem set_equal = parse_descriptor("mb1ic2ih5oc3kh3").problem;
+  set_equal.pad_h_end = 0;  // set to the start padding: the same problem as unset
+  EXPECT_EQ(set_equal, parse_descriptor("mb1ic2ih5oc3kh3").problem);
+  p.pad_w_end = -1;
+  try {
+    p.validate();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("end padding width (right) must be >= 0, got -1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Descriptor, LayerNamesWithControlCharactersAreRefused) {
+  const std::string m = error_of("mb1ic3ih5oc8kh3n\"conv\n1\"");
+  EXPECT_NE(m.find("the layer name holds a control character (\\x0A)"), std::string::npos) << m;
+  EXPECT_NE(error_of("mb1ic3ih5oc8kh3n\"a\tb\"").find("control character (\\x09)"),
+            std::string::npos);
+  EXPECT_EQ(parse_descriptor("mb1ic3ih5oc8kh3n\"a b:c*2\"").name, "a b:c");
+}
+
+TEST(Descriptor, LongDescriptorsAreQuotedShort) {
+  const std::string m = error_of("mb1ic3ih5oc8kh3x" + std::string(5000, 'y'));
+  EXPECT_LT(m.size(), 600u) << m.size();
+  EXPECT_NE(m.find("(5016 characters)"), std::string::npos) << m.substr(0, 300);
+}
+
 
 TEST(Descriptor, PositionedErrors) {
   struct Case {
@@ -177,6 +289,65 @@ TEST(ShapeFile, CommentsBlankLinesAndErrorsWithLineNumbers) {
         << e.what();
   }
   EXPECT_THROW(parse_shape_text("--dir=FWD_B\n", "opts"), Error);
+}
+
+TEST(ShapeFile, ByteOrderMarkAndCrlfLineEndsAreAccepted) {
+  const auto layers = parse_shape_text(
+      "\xEF\xBB\xBF# saved on Windows\r\nmb1ic3ih5oc8kh3n\"a\"\r\n\r\nmb1ic3ih5oc8kh1\r\n", "win");
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].name, "a");
+  EXPECT_EQ(layers[1].problem.r, 1);
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "bom_crlf.txt", std::ios::binary) << "\xEF\xBB\xBFmb1ic3ih5oc8kh3\r\n";
+  EXPECT_EQ(read_shape_file(dir + "bom_crlf.txt").size(), 1u);
+  std::ofstream(dir + "bom_only.txt", std::ios::binary) << "\xEF\xBB\xBF";
+  try {
+    read_shape_file(dir + "bom_only.txt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(it is empty)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShapeFile, ReadingIsBounded) {
+  const std::string dir = ::testing::TempDir();
+  auto error_reading = [](const std::string& path) {
+    try {
+      read_shape_file(path);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // A line longer than any descriptor, quoted short.
+  std::ofstream(dir + "long_line.txt", std::ios::binary)
+      << "mb1ic3ih5oc8kh3\n" << std::string(10000, '#') << "\n";
+  const std::string long_line = error_reading(dir + "long_line.txt");
+  EXPECT_NE(long_line.find("long_line.txt:2: line of 10000 characters, more than the limit"),
+            std::string::npos)
+      << long_line.substr(0, 300);
+  EXPECT_LT(long_line.size(), 400u);
+  // A file over the size limit is refused after reading at most the limit.
+  {
+    std::ofstream big(dir + "big.txt", std::ios::binary);
+    const std::string line = "mb1ic3ih5oc8kh3 # padding the file out to a large size\n";
+    for (int64_t written = 0; written <= (int64_t{17} << 20); written += line.size()) big << line;
+  }
+  EXPECT_NE(error_reading(dir + "big.txt").find("is larger than the limit of 16777216 bytes"),
+            std::string::npos);
+  // A device with no end: stops at the limit instead of reading until memory runs out.
+  EXPECT_NE(error_reading("/dev/zero").find("/dev/zero"), std::string::npos);
+  // More descriptors than any network has.
+  std::string many;
+  for (int i = 0; i < 100001; ++i) many += "ic1ih1oc1kh1\n";
+  try {
+    parse_shape_text(many, "many.txt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("many.txt:100001: more than 100000 descriptors"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ShapeFile, BadFilesGiveClearErrors) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "convlab/accuracy.hpp"
+#include "convlab/descriptor.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "cpu_reference/reference.hpp"
@@ -63,6 +64,49 @@ TEST(ReferenceForward, HandComputedGroups2) {
   std::vector<float> y(8);
   reference::forward(p, x.data(), w.data(), y.data());
   EXPECT_EQ(y, (std::vector<float>{2, 4, 6, 8, 15, 18, 21, 24}));  // y0 = 2 x0, y1 = 3 x1
+}
+
+// benchdnn's mb1ic1ih3oc1oh3kh2: total padding 1, so none at the top/left and 1 at the
+// bottom/right. By hand, y[i][j] = sum_ab x[i+a][j+b] w[a][b] with x = 0 past row/column 2.
+TEST(ReferenceForward, HandComputedEndPaddingOnly) {
+  const ConvProblem p = parse_descriptor("mb1ic1ih3oc1oh3kh2").problem;
+  ASSERT_EQ(p.pad_h, 0);
+  ASSERT_EQ(p.end_pad_h(), 1);
+  ASSERT_EQ(p.end_pad_w(), 1);
+  const std::vector<float> x = iota(9), w = {1, 2, 3, 4};
+  std::vector<float> y(9);
+  reference::forward(p, x.data(), w.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{37, 47, 21, 67, 77, 33, 23, 26, 9}));
+}
+
+TEST(ReferenceBackwardData, HandComputedEndPaddingOnly) {
+  const ConvProblem p = parse_descriptor("mb1ic1ih3oc1oh3kh2").problem;
+  const std::vector<float> dy(9, 1.0f), w = {1, 2, 3, 4};
+  std::vector<float> dx(9);
+  reference::backward_data(p, dy.data(), w.data(), dx.data());
+  // dx[i][j] sums w[a][b] over the taps with 0 <= i-a, j-b < 3: row/column 0 sees a = 0 only.
+  EXPECT_EQ(dx, (std::vector<float>{1, 3, 3, 4, 10, 10, 4, 10, 10}));
+}
+
+TEST(ReferenceBackwardFilter, HandComputedEndPaddingOnly) {
+  const ConvProblem p = parse_descriptor("mb1ic1ih3oc1oh3kh2").problem;
+  const std::vector<float> x = iota(9), dy(9, 1.0f);
+  std::vector<float> dw(4);
+  reference::backward_filter(p, x.data(), dy.data(), dw.data());
+  // dw[a][b] = sum of x[i][j] over i >= a, j >= b: all 45, columns 1-2 33, rows 1-2 39, 28.
+  EXPECT_EQ(dw, (std::vector<float>{45, 33, 39, 28}));
+}
+
+// Start padding 2, end padding 0 (ph given, oh given: the end padding is what makes oh):
+// y[i] = x[i-2] + x[i-1] + x[i] along a single row of 4, stride 1.
+TEST(ReferenceForward, HandComputedStartPaddingOnly) {
+  const ConvProblem p = parse_descriptor("mb1ic1ih1iw4oc1oh1ow4kh1kw3ph0pw2").problem;
+  ASSERT_EQ(p.pad_w, 2);
+  ASSERT_EQ(p.end_pad_w(), 0);
+  const std::vector<float> x = {1, 10, 100, 1000}, w = {1, 1, 1};
+  std::vector<float> y(4);
+  reference::forward(p, x.data(), w.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{1, 11, 111, 1110}));
 }
 
 TEST(ReferenceBackwardData, HandComputedDenseAndStride2) {

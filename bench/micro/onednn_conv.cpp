@@ -82,7 +82,7 @@ void run_primitive(benchmark::State& state, const std::string& descriptor, Confi
                                                       {p.stride_h, p.stride_w},
                                                       {p.dilation_h - 1, p.dilation_w - 1},
                                                       {p.pad_h, p.pad_w},
-                                                      {p.pad_h, p.pad_w}},
+                                                      {p.end_pad_h(), p.end_pad_w()}},
                                                      engine);
   memory src(pd.src_desc(), engine), weights(pd.weights_desc(), engine), dst(pd.dst_desc(), engine);
   dnnl::convolution_forward conv(pd);

@@ -50,8 +50,8 @@ void cudnn_run(cudnnHandle_t handle, const CudnnDescriptors& d, Pass pass, int a
 /// version this build was compiled against, and a handle. Probed once.
 const Support& cudnn_available();
 
-/// The checks that do not need a device: the problem is valid (throws otherwise) and fits
-/// cuDNN's int-sized legacy descriptors.
+/// The checks that do not need a device: the problem is valid (throws otherwise), pads each
+/// axis symmetrically and fits cuDNN's int-sized legacy descriptors.
 Support cudnn_fits_legacy_api(const ConvProblem& problem);
 
 /// The error bound of a legacy algorithm by family: elementwise for the direct/GEMM ones,

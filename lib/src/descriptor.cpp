@@ -1,15 +1,12 @@
 #include "convlab/descriptor.hpp"
 
-#include <sys/stat.h>
-
 #include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "convlab/error.hpp"
+#include "convlab/text_input.hpp"
 
 namespace convlab {
 namespace {
@@ -20,8 +17,11 @@ constexpr std::array<const char*, kCount> kKeyNames = {"g",  "mb", "ic", "ih", "
                                                        "oh", "ow", "kh", "kw", "sh", "sw",
                                                        "ph", "pw", "dh", "dw"};
 
+// Descriptors are quoted in messages up to this length (a shape-file line may be long).
+constexpr size_t kQuotedChars = 200;
+
 [[noreturn]] void parse_error(std::string_view text, size_t pos, const std::string& what) {
-  throw Error(ErrorCode::invalid_argument, "bad descriptor '" + std::string(text) +
+  throw Error(ErrorCode::invalid_argument, "bad descriptor '" + excerpt(text, kQuotedChars) +
                                                "': at character " + std::to_string(pos + 1) +
                                                ": " + what);
 }
@@ -90,10 +90,11 @@ class Parser {
     }
     if (key == "rh" || key == "rw") {
       parse_error(text_, pos, "key '" + std::string(key) +
-                                  "' (right padding) is not supported: padding is symmetric");
+                                  "' (right padding) is not supported: as in benchdnn, the end "
+                                  "padding follows from a given output size (oh, ow)");
     }
     parse_error(text_, pos,
-                "unknown key '" + std::string(key) +
+                "unknown key '" + excerpt(key, 20) +
                     "': expected one of g mb ic ih iw oc oh ow kh kw sh sw ph pw dh dw n");
   }
 
@@ -130,6 +131,15 @@ class Parser {
       parse_error(text_, pos, "unterminated name: no closing '\"'");
     }
     std::string_view name = text_.substr(pos + 1, close - pos - 1);
+    // A name is one field of a CSV row and of a resume journal line: no line breaks there.
+    for (size_t i = 0; i < name.size(); ++i) {
+      const unsigned char ch = static_cast<unsigned char>(name[i]);
+      if (ch < 0x20 || ch == 0x7f) {
+        parse_error(text_, pos + 1 + i, "the layer name holds a control character (" +
+                                            excerpt(name.substr(i, 1)) +
+                                            "); names are printable text");
+      }
+    }
     const size_t star = name.rfind('*');
     if (star != std::string_view::npos && star + 1 < name.size() &&
         name.find_first_not_of("0123456789", star + 1) == std::string_view::npos) {
@@ -149,7 +159,7 @@ class Parser {
     size_t after = close + 1;
     if (after < text_.size()) {
       parse_error(text_, after, "expected the end of the descriptor after the name, got '" +
-                                    std::string(text_.substr(after)) + "'");
+                                    excerpt(text_.substr(after), 40) + "'");
     }
     return after;
   }
@@ -208,40 +218,76 @@ class Parser {
     // benchdnn's dilation 0 is dense; ours is 1. Overflow is left to validate().
     p.dilation_h = given_[kDh] ? values_[kDh] + (values_[kDh] < INT64_MAX ? 1 : 0) : 1;
     p.dilation_w = given_[kDw] ? values_[kDw] + (values_[kDw] < INT64_MAX ? 1 : 0) : 1;
-    p.pad_h = given_[kPh] ? values_[kPh] : deduced_pad(values_[kOh], given_[kOh], p.h, p.r,
-                                                       p.stride_h, p.dilation_h);
-    p.pad_w = given_[kPw] ? values_[kPw] : deduced_pad(values_[kOw], given_[kOw], p.w, p.s,
-                                                       p.stride_w, p.dilation_w);
+    deduce_padding("h", kOh, kPh, p.h, p.r, p.stride_h, p.dilated_r(), &p.pad_h, &p.pad_h_end);
+    deduce_padding("w", kOw, kPw, p.w, p.s, p.stride_w, p.dilated_s(), &p.pad_w, &p.pad_w_end);
     p.validate();
     check_output("oh", kOh, p.out_h());
     check_output("ow", kOw, p.out_w());
     return layer_;
   }
 
-  // benchdnn deduces padding from a given output size: the smallest symmetric padding that
-  // yields it.
-  static int64_t deduced_pad(int64_t out, bool given, int64_t in, int64_t kernel,
-                             int64_t stride, int64_t dilation) {
-    if (!given || out <= 0 || in <= 0 || kernel <= 0 || stride <= 0 || dilation <= 0) {
-      return 0;
+  // The paddings of one spatial axis, set as benchdnn's conv descriptor reader sets them
+  // (tests/benchdnn/conv/conv_aux.cpp str2desc, desc_t::init_pad_r in conv.hpp):
+  //   start: the given ph; else, when oh is given,
+  //            ph = ((oh - 1) * sh - ih + ((kh - 1) * (dh + 1) + 1)) / 2   (C division);
+  //          else 0.
+  //   end:   ph_r = (oh - 1) * sh - ih + ((kh - 1) * (dh + 1) + 1) - ph.
+  // So a given oh whose total padding is odd puts the floor on the start side and the rest on
+  // the end side, and a given oh with a given ph sets the end padding to whatever makes oh.
+  // Without a given oh the end padding equals the start one.
+  // With stride s, every end padding in [ph_r, ph_r + s - 1] gives the same output size and
+  // the same values (the extra rows are never read); convlab keeps the one nearest ph, so a
+  // symmetric problem stays symmetric and parse(format(p)) == p.
+  // benchdnn hands a negative padding to oneDNN, which then crops the input; convlab only
+  // pads, so an oh that needs a negative padding is refused, naming it.
+  void deduce_padding(const char* axis, Key out_key, Key pad_key, int64_t in, int64_t kernel,
+                      int64_t stride, int64_t dilated, int64_t* pad,
+                      std::optional<int64_t>* pad_end) const {
+    *pad = given_[pad_key] ? values_[pad_key] : 0;
+    pad_end->reset();
+    const int64_t out = values_[out_key];
+    // Invalid sizes are reported by validate(); the given output size is checked after it.
+    if (!given_[out_key] || out <= 0 || in <= 0 || kernel <= 0 || stride <= 0 ||
+        dilated == INT64_MAX || *pad < 0) {
+      return;
     }
-    // Checked: an output size no padding can reach (found by fuzz/) gets padding 0, and
-    // check_output then reports the mismatch.
-    int64_t span = 0, taps = 0, needed = 0;
-    if (__builtin_mul_overflow(out - 1, stride, &span) ||
-        __builtin_mul_overflow(kernel - 1, dilation, &taps) ||
-        __builtin_add_overflow(span, taps, &needed) ||
-        __builtin_add_overflow(needed, 1 - in, &needed) || needed == INT64_MAX) {
-      return 0;
+    const std::string out_name = std::string("o") + axis;
+    int64_t total = 0;  // (out - 1) * stride - in + dilated: both paddings together
+    if (__builtin_mul_overflow(out - 1, stride, &total) ||
+        __builtin_sub_overflow(total, in, &total) ||
+        __builtin_add_overflow(total, dilated, &total)) {
+      throw Error(ErrorCode::invalid_problem, quoted() + ": the given " + out_name + " " +
+                                                  std::to_string(out) +
+                                                  " needs a padding that overflows int64");
     }
-    return needed > 0 ? (needed + 1) / 2 : 0;
+    if (!given_[pad_key]) *pad = total / 2;
+    int64_t end_min = 0, end_max = 0;  // the end paddings that give `out`
+    if (__builtin_sub_overflow(total, *pad, &end_min)) {
+      throw Error(ErrorCode::invalid_problem, quoted() + ": the given " + out_name + " " +
+                                                  std::to_string(out) +
+                                                  " needs an end padding that overflows int64");
+    }
+    if (__builtin_add_overflow(end_min, stride - 1, &end_max)) end_max = INT64_MAX;
+    if (*pad < 0 || end_max < 0) {
+      throw Error(ErrorCode::invalid_problem,
+                  quoted() + ": no padding gives the given " + out_name + " " +
+                      std::to_string(out) + " (input " + std::to_string(in) +
+                      ", dilated kernel " + std::to_string(dilated) + ", stride " +
+                      std::to_string(stride) + "): benchdnn's rule needs padding " +
+                      std::to_string(*pad) + " at the start and " + std::to_string(end_min) +
+                      " at the end, and convlab pads, it does not crop");
+    }
+    const int64_t end = *pad < end_min ? end_min : (*pad > end_max ? end_max : *pad);
+    if (end != *pad) *pad_end = end;
   }
+
+  std::string quoted() const { return "bad descriptor '" + excerpt(text_, kQuotedChars) + "'"; }
 
   void check_output(const char* key, Key index, int64_t computed) const {
     if (given_[index] && values_[index] != computed) {
       throw Error(ErrorCode::invalid_problem,
                   "invalid problem " + layer_.problem.descriptor() + " (from '" +
-                      std::string(text_) + "'): given " + key + " " +
+                      excerpt(text_, kQuotedChars) + "'): given " + key + " " +
                       std::to_string(values_[index]) + " does not match the computed " +
                       std::to_string(computed));
     }
@@ -289,15 +335,37 @@ std::string format_descriptor(const Layer& layer) {
   return format_descriptor(layer.problem, layer.name, layer.repeat);
 }
 
+namespace {
+
+// Shape files list a network's layers: the largest shipped one holds a few hundred lines of
+// well under 200 characters. The limits keep a wrong file (/dev/zero, a 100 MB log) from
+// costing more than a few tens of MB.
+constexpr TextLimits kShapeFileLimits{int64_t{16} << 20, 4096, 0};
+constexpr size_t kMaxShapeLayers = 100000;
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+}  // namespace
+
 std::vector<Layer> parse_shape_text(std::string_view text, std::string_view source) {
   std::vector<Layer> layers;
+  // Editors on Windows write a byte-order mark and CRLF line ends: both are accepted.
+  if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
   size_t line_start = 0;
-  int line_number = 0;
+  int64_t line_number = 0;
   while (line_start <= text.size()) {
     size_t line_end = text.find('\n', line_start);
     if (line_end == std::string_view::npos) line_end = text.size();
     ++line_number;
     std::string_view line = text.substr(line_start, line_end - line_start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::string where = std::string(source) + ":" + std::to_string(line_number) + ": ";
+    if (static_cast<int64_t>(line.size()) > kShapeFileLimits.max_line_bytes) {
+      throw Error(ErrorCode::invalid_argument,
+                  where + "line of " + std::to_string(line.size()) +
+                      " characters, more than the limit of " +
+                      std::to_string(kShapeFileLimits.max_line_bytes) + " ('" +
+                      excerpt(line, 40) + "')");
+    }
     // '#' starts a comment unless it sits inside a quoted name.
     bool quoted = false;
     for (size_t i = 0; i < line.size(); ++i) {
@@ -310,11 +378,15 @@ std::vector<Layer> parse_shape_text(std::string_view text, std::string_view sour
     std::istringstream tokens{std::string(line)};
     std::string token;
     while (tokens >> token) {
-      const std::string where = std::string(source) + ":" + std::to_string(line_number) + ": ";
       if (token.rfind("--", 0) == 0) {
         throw Error(ErrorCode::invalid_argument,
-                    where + "'" + token + "' is a benchdnn option; shape files for convbench " +
-                        "hold descriptors only");
+                    where + "'" + excerpt(token, 40) + "' is a benchdnn option; shape files " +
+                        "for convbench hold descriptors only");
+      }
+      if (layers.size() >= kMaxShapeLayers) {
+        throw Error(ErrorCode::invalid_argument,
+                    where + "more than " + std::to_string(kMaxShapeLayers) +
+                        " descriptors; split the file");
       }
       try {
         layers.push_back(parse_descriptor(token));
@@ -328,21 +400,7 @@ std::vector<Layer> parse_shape_text(std::string_view text, std::string_view sour
 }
 
 std::vector<Layer> read_shape_file(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    throw Error(ErrorCode::io, "cannot read shape file '" + path + "': " + std::strerror(errno));
-  }
-  if (S_ISDIR(info.st_mode)) {
-    throw Error(ErrorCode::io, "cannot read shape file '" + path + "': it is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(ErrorCode::io, "cannot read shape file '" + path + "': " + std::strerror(errno));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(ErrorCode::io, "error while reading shape file '" + path + "'");
-  const std::string text = buffer.str();
+  const std::string text = read_text_file(path, "shape file", kShapeFileLimits);
   for (unsigned char ch : text) {
     if (ch == 0 || (ch < 0x20 && ch != '\n' && ch != '\r' && ch != '\t')) {
       throw Error(ErrorCode::invalid_argument,
@@ -353,7 +411,8 @@ std::vector<Layer> read_shape_file(const std::string& path) {
   if (layers.empty()) {
     throw Error(ErrorCode::invalid_argument,
                 "shape file '" + path + "' holds no descriptors" +
-                    (trim(text).empty() ? " (it is empty)" : " (only comments)"));
+                    (trim(text).empty() || trim(text) == kUtf8Bom ? " (it is empty)"
+                                                                  : " (only comments)"));
   }
   return layers;
 }

@@ -62,11 +62,12 @@ int64_t product(const ConvProblem& p, std::initializer_list<int64_t> factors, co
   return result;
 }
 
-// The sum 2*pad + size without overflow for any int64 inputs (validate() bounds them later).
-bool padded_extent(int64_t size, int64_t pad, int64_t* out) {
-  int64_t twice = 0;
-  return !__builtin_mul_overflow(pad, int64_t{2}, &twice) &&
-         !__builtin_add_overflow(size, twice, out);
+// The sum pad_begin + size + pad_end without overflow for any int64 inputs (validate()
+// bounds them later).
+bool padded_extent(int64_t size, int64_t pad_begin, int64_t pad_end, int64_t* out) {
+  int64_t pads = 0;
+  return !__builtin_add_overflow(pad_begin, pad_end, &pads) &&
+         !__builtin_add_overflow(size, pads, out);
 }
 
 }  // namespace
@@ -89,9 +90,10 @@ int64_t ConvProblem::dilated_s() const {
   return v;
 }
 
-static int64_t out_size(int64_t in, int64_t pad, int64_t dilated, int64_t stride) {
+static int64_t out_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t dilated,
+                        int64_t stride) {
   int64_t padded = 0;
-  if (stride <= 0 || !padded_extent(in, pad, &padded)) return 0;
+  if (stride <= 0 || !padded_extent(in, pad_begin, pad_end, &padded)) return 0;
   // A negative size (an invalid problem, named by descriptor()) must not overflow here.
   int64_t span = 0;
   if (__builtin_sub_overflow(padded, dilated, &span) || span < 0) return 0;
@@ -99,8 +101,12 @@ static int64_t out_size(int64_t in, int64_t pad, int64_t dilated, int64_t stride
   return steps == std::numeric_limits<int64_t>::max() ? 0 : steps + 1;
 }
 
-int64_t ConvProblem::out_h() const { return out_size(h, pad_h, dilated_r(), stride_h); }
-int64_t ConvProblem::out_w() const { return out_size(w, pad_w, dilated_s(), stride_w); }
+int64_t ConvProblem::out_h() const {
+  return out_size(h, pad_h, end_pad_h(), dilated_r(), stride_h);
+}
+int64_t ConvProblem::out_w() const {
+  return out_size(w, pad_w, end_pad_w(), dilated_s(), stride_w);
+}
 
 int64_t ConvProblem::x_elems() const { return product(*this, {n, c, h, w}, "input elements"); }
 int64_t ConvProblem::w_elems() const {
@@ -128,7 +134,8 @@ std::string ConvProblem::descriptor() const { return format_descriptor(*this); }
 
 bool ConvProblem::operator==(const ConvProblem& o) const {
   return n == o.n && c == o.c && h == o.h && w == o.w && k == o.k && r == o.r && s == o.s &&
-         pad_h == o.pad_h && pad_w == o.pad_w && stride_h == o.stride_h &&
+         pad_h == o.pad_h && pad_w == o.pad_w && end_pad_h() == o.end_pad_h() &&
+         end_pad_w() == o.end_pad_w() && stride_h == o.stride_h &&
          stride_w == o.stride_w && dilation_h == o.dilation_h && dilation_w == o.dilation_w &&
          groups == o.groups;
 }
@@ -157,6 +164,12 @@ void ConvProblem::validate() const {
   positive("groups (g)", groups);
   if (pad_h < 0) fail("padding height (ph) must be >= 0, got " + std::to_string(pad_h));
   if (pad_w < 0) fail("padding width (pw) must be >= 0, got " + std::to_string(pad_w));
+  if (end_pad_h() < 0) {
+    fail("end padding height (bottom) must be >= 0, got " + std::to_string(end_pad_h()));
+  }
+  if (end_pad_w() < 0) {
+    fail("end padding width (right) must be >= 0, got " + std::to_string(end_pad_w()));
+  }
   if (groups > 0 && c > 0 && c % groups != 0) {
     fail("input channels " + std::to_string(c) + " not divisible by groups " +
          std::to_string(groups));
@@ -165,11 +178,11 @@ void ConvProblem::validate() const {
     fail("output channels " + std::to_string(k) + " not divisible by groups " +
          std::to_string(groups));
   }
-  auto kernel_fits = [&](const char* dim, int64_t size, int64_t pad, int64_t kernel,
-                         int64_t dilation, int64_t dilated) {
-    if (size <= 0 || kernel <= 0 || dilation <= 0 || pad < 0) return;
+  auto kernel_fits = [&](const char* dim, int64_t size, int64_t pad, int64_t pad_end,
+                         int64_t kernel, int64_t dilation, int64_t dilated) {
+    if (size <= 0 || kernel <= 0 || dilation <= 0 || pad < 0 || pad_end < 0) return;
     int64_t padded = 0;
-    if (!padded_extent(size, pad, &padded)) {
+    if (!padded_extent(size, pad, pad_end, &padded)) {
       fail(std::string(dim) + ": padded input overflows int64");
     } else if (dilated == std::numeric_limits<int64_t>::max()) {
       fail(std::string(dim) + ": dilated kernel overflows int64");
@@ -178,8 +191,8 @@ void ConvProblem::validate() const {
            std::to_string(dilated) + ") is larger than padded input " + std::to_string(padded));
     }
   };
-  kernel_fits("height", h, pad_h, r, dilation_h, dilated_r());
-  kernel_fits("width", w, pad_w, s, dilation_w, dilated_s());
+  kernel_fits("height", h, pad_h, end_pad_h(), r, dilation_h, dilated_r());
+  kernel_fits("width", w, pad_w, end_pad_w(), s, dilation_w, dilated_s());
   const std::string problems = why.str();
   if (!problems.empty()) {
     throw Error(ErrorCode::invalid_problem, "invalid problem " + descriptor() + ": " + problems);

@@ -75,10 +75,10 @@ CONVLAB_HD int64_t group_offset(const Im2colGeometry& g, int64_t group) {
   return group * g.channels * plane_elems(g);
 }
 /// The 1x1, stride-1, unpadded case: col would equal x itself, so im2col is skipped and the
-/// GEMMs read x (or write dx) in place.
+/// GEMMs read x (or write dx) in place. An end padding shows as an output larger than x.
 CONVLAB_HD bool is_pointwise(const Im2colGeometry& g) {
   return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
-         g.pad_w == 0;
+         g.pad_w == 0 && g.out_h == g.in_h && g.out_w == g.in_w;
 }
 
 /// The row of tap (i, j) of channel c.

@@ -58,6 +58,11 @@ class Fixtures {
     write("unreadable", "ic3ih5oc8kh3\n");
     ::chmod(path("unreadable").c_str(), 0);
     fs::create_directories(dir_ / "directory");
+    // 100 MB without writing them: a sparse file reads back as zeros.
+    write("huge", "");
+    fs::resize_file(dir_ / "huge", std::uintmax_t{100} << 20);
+    write("huge_cards", "[");
+    fs::resize_file(dir_ / "huge_cards", std::uintmax_t{100} << 20);
   }
   ~Fixtures() {
     std::error_code ec;
@@ -65,6 +70,7 @@ class Fixtures {
     fs::remove_all(dir_, ec);
   }
   std::string path(const std::string& name) const {
+    if (name == "dev_zero") return "/dev/zero";  // a file without an end
     return name == "missing" ? (dir_ / "no_such_file").string() : (dir_ / name).string();
   }
   // Whether this process can read a mode-000 file anyway (root can).
@@ -89,6 +95,8 @@ ConvProblem problem_from(const json& fields) {
   };
   set("n", p.n), set("c", p.c), set("h", p.h), set("w", p.w), set("k", p.k), set("r", p.r);
   set("s", p.s), set("pad_h", p.pad_h), set("pad_w", p.pad_w), set("stride_h", p.stride_h);
+  if (fields.contains("pad_h_end")) p.pad_h_end = fields["pad_h_end"].get<int64_t>();
+  if (fields.contains("pad_w_end")) p.pad_w_end = fields["pad_w_end"].get<int64_t>();
   set("stride_w", p.stride_w), set("dilation_h", p.dilation_h);
   set("dilation_w", p.dilation_w), set("groups", p.groups);
   return p;
@@ -97,7 +105,13 @@ ConvProblem problem_from(const json& fields) {
 // Runs one case; returns normally only if it threw nothing.
 void invoke(const json& c) {
   const std::string call = c["call"];
-  const std::string input = c.value("input", "");
+  // "input_parts": [[text, times], ...] spells an input too long to write out (deep nesting).
+  std::string input = c.value("input", "");
+  if (c.contains("input_parts")) {
+    for (const auto& part : c["input_parts"]) {
+      for (int64_t i = 0; i < part[1].get<int64_t>(); ++i) input += part[0].get<std::string>();
+    }
+  }
   if (call == "parse_descriptor") {
     parse_descriptor(input);
   } else if (call == "validate") {
@@ -123,6 +137,11 @@ void invoke(const json& c) {
   } else if (call == "cards_json") {
     CardDatabase db = CardDatabase::builtin();
     db.add_json_text(input, "cards.json");
+  } else if (call == "cards_file") {
+    CardDatabase db = CardDatabase::builtin();
+    db.add_json_file(fixtures().path(c["file"]));
+  } else if (call == "parse_measured_times") {
+    parse_measured_times(input, "sweep.csv");
   } else if (call == "host_allocate") {
     const std::size_t bytes = std::stoull(c["bytes"].get<std::string>());
     void* p = host_context().allocate(bytes);

@@ -217,7 +217,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
         const int64_t b = layout.images_per_gemm, workers = layout.workers;
         const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
         const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                               p.pad_h == 0 && p.pad_w == 0;
+                               p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
+                               p.end_pad_w() == 0;
         const int64_t col = pointwise ? 0 : pad16(rows * b * pixels);
         const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
         const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;

@@ -94,6 +94,10 @@ TEST(Im2colIndex, GeometryFromProblem) {
   EXPECT_THROW(make_im2col_geometry(p, 4), Error);
   p.r = p.s = 1, p.pad_h = 0, p.stride_h = 1;
   EXPECT_TRUE(is_pointwise(make_im2col_geometry(p, 1)));
+  p.pad_w = 0, p.pad_h_end = 1;  // an end padding only: the output is larger than x
+  EXPECT_FALSE(is_pointwise(make_im2col_geometry(p, 1)));
+  p.pad_h_end = std::nullopt;
+  EXPECT_TRUE(is_pointwise(make_im2col_geometry(p, 1)));
   p.stride_w = 2;
   EXPECT_FALSE(is_pointwise(make_im2col_geometry(p, 1)));
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "convlab/config.hpp"
+#include "convlab/descriptor.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "cuda/common/device.hpp"
@@ -185,8 +186,11 @@ TEST(CudaIm2colLayout, ImagesSettingCapsAndShortcut) {
   EXPECT_FALSE(cuda::cuda_im2col_layout(pw, Pass::backward_filter, 0, 0).pointwise);
   EXPECT_TRUE(cuda::cuda_im2col_layout(pw, Pass::backward_filter, 1, 0).pointwise);
   EXPECT_EQ(cuda::cuda_im2col_layout(pw, Pass::backward_filter, 1, 0).workspace_bytes, 0u);
-  // A strided 1x1 is not the shortcut.
+  // A strided 1x1 is not the shortcut, nor one with an end padding (the output outgrows x).
   EXPECT_FALSE(cuda::cuda_im2col_layout(make(2, 8, 8, 8, 1, 0, 2), Pass::forward, 0, 0).pointwise);
+  ConvProblem end_padded = pw;
+  end_padded.pad_w_end = 1;
+  EXPECT_FALSE(cuda::cuda_im2col_layout(end_padded, Pass::forward, 0, 0).pointwise);
 }
 
 TEST(CudaIm2colLayout, GroupsUseOneGroupsBuffer) {
@@ -268,6 +272,28 @@ TEST(CudaRegistry, AvailabilityIsReported) {
     }
   }
 }
+
+#if CONVLAB_HAVE_CUDNN
+// cuDNN's convolution descriptor has one padding per axis: every cudnn.* algorithm refuses
+// an end padding unlike the start one, saying so, before it needs a device.
+TEST(CudaRegistry, CudnnRefusesAsymmetricPadding) {
+  const ConvProblem asymmetric = parse_descriptor("mb2ic4ih8oc4oh9kh3").problem;  // top 1, bottom 2
+  ASSERT_TRUE(asymmetric.asymmetric_padding());
+  std::vector<std::string> names = {"cudnn.find"};
+  for (const auto& entry : cuda::cudnn_algo_names())
+    names.push_back(std::string("cudnn.") + entry.name);
+  for (const std::string& name : names) {
+    for (Pass pass : {Pass::forward, Pass::backward_data, Pass::backward_filter}) {
+      const Support s = registry().get(name).supports(asymmetric, pass);
+      EXPECT_FALSE(s.ok) << name;
+      EXPECT_NE(s.reason.find("one padding per axis: end padding (bottom 2, right 2) differs "
+                              "from the start padding (top 1, left 1)"),
+                std::string::npos)
+          << name << ": " << s.reason;
+    }
+  }
+}
+#endif
 
 TEST(CudaRegistry, InvalidProblemIsStillInvalid) {
   ConvProblem bad = make(1, 3, 5, 8, 7, 0, 1);  // kernel larger than the input

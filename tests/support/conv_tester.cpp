@@ -44,6 +44,11 @@ static ConvProblem make(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, i
   return p;
 }
 
+static ConvProblem with_end(ConvProblem p, int64_t end_h, int64_t end_w) {
+  p.pad_h_end = end_h, p.pad_w_end = end_w;
+  return p;
+}
+
 std::vector<ConvProblem> edge_cases() {
   return {
       //   n  c   h   w   k  r  s  ph pw sh sw dh dw g
@@ -83,6 +88,16 @@ std::vector<ConvProblem> edge_cases() {
       make(1, 4, 9, 9, 4, 9, 9, 0, 0, 1, 1, 1, 1, 2),     // 1x1 output, groups
       make(1, 2, 1, 1, 2, 6, 6, 3, 3, 2, 2),              // padding > stride, 1x1 output:
                                                           // tap 0 reads only padding (fuzz/)
+      // End (bottom/right) padding unlike the start padding, as benchdnn deduces it from a
+      // given oh/ow with an odd total padding.
+      parse_descriptor("mb2ic4ih8oc4oh9kh3").problem,              // (1, 2) both axes
+      parse_descriptor("mb1ic2ih24oc3oh12kh7sh2").problem,         // (2, 3), stride 2
+      parse_descriptor("mb1ic3ih28oc4oh14kh7sh2").problem,         // ResNet stem, (2, 3)
+      parse_descriptor("g2mb2ic4ih9iw7oc6oh10ow4kh3kw2sw2dh1").problem,  // dilated, groups
+      with_end(make(1, 3, 6, 5, 2, 3, 3), 2, 1),                   // end padding only
+      with_end(make(2, 3, 5, 5, 4, 1, 1), 1, 0),                   // 1x1 + end pad: no shortcut
+      with_end(make(1, 2, 8, 8, 3, 3, 3, 2, 2, 2, 2), 0, 0),       // start > end, strided
+      with_end(make(1, 2, 4, 4, 2, 3, 3), 4, 3),                   // end padding > kernel
   };
 }
 
@@ -127,12 +142,12 @@ ConvProblem scaled_down(const ConvProblem& layer) {
   p.c = g * std::min<int64_t>(layer.c / layer.groups, 4);
   p.k = g * std::min<int64_t>(layer.k / layer.groups, 4);
   // Spatial size: at most 24 (keeping the kernel inside the padded input).
-  auto shrink = [](int64_t size, int64_t dilated, int64_t pad) {
-    const int64_t needed = std::max<int64_t>(1, dilated - 2 * pad);
+  auto shrink = [](int64_t size, int64_t dilated, int64_t pads) {
+    const int64_t needed = std::max<int64_t>(1, dilated - pads);
     return std::max(needed, std::min<int64_t>(size, 24));
   };
-  p.h = shrink(layer.h, layer.dilated_r(), layer.pad_h);
-  p.w = shrink(layer.w, layer.dilated_s(), layer.pad_w);
+  p.h = shrink(layer.h, layer.dilated_r(), layer.pad_h + layer.end_pad_h());
+  p.w = shrink(layer.w, layer.dilated_s(), layer.pad_w + layer.end_pad_w());
   p.validate();
   return p;
 }

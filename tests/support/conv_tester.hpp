@@ -16,7 +16,8 @@ namespace convlab::testing {
 uint64_t run_seed();
 
 /// Hand-picked edge cases: 1x1, kernel = padded input, stride > kernel, asymmetric H/W,
-/// dilation, groups (depthwise too), N = 1, C = 1, odd sizes, padding >= kernel.
+/// dilation, groups (depthwise too), N = 1, C = 1, odd sizes, padding >= kernel, and end
+/// paddings unlike the start ones (benchdnn's deduction from oh/ow).
 std::vector<ConvProblem> edge_cases();
 /// Seeded random valid problems: sizes up to 40, kernels up to 11, strides and dilations up
 /// to 3, groups up to 4, padding up to the kernel.

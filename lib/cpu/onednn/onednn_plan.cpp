@@ -9,10 +9,11 @@
 //   backward-weights: dw[k,c',r,s] = sum_{n,p,q} dy[n,k,p,q] * x[n,c,p*sh-ph+r*dh, q*sw-pw+s*dw]
 // oneDNN states the same problem with its own conventions, mapped here once:
 //   - dilation: oneDNN counts inserted zeros, so dilates = convlab dilation - 1 (dense = 0);
-//   - padding: padding_l = padding_r = (ph, pw). oneDNN requires
+//   - padding: padding_l = (ph, pw), padding_r = the end paddings (equal to padding_l unless
+//     a descriptor's oh/ow made them differ). oneDNN requires
 //     (h - ((r-1)(dh_dnnl+1)+1) + pl + pr) / sh + 1 = oh, with C++ floor division of a
-//     non-negative numerator; that is convlab's out_h with symmetric padding, so the
-//     descriptor is consistent for every valid ConvProblem;
+//     non-negative numerator; that is convlab's out_h, so the descriptor is consistent for
+//     every valid ConvProblem;
 //   - filters: KCRS is oihw for g = 1; with g > 1 it is [g][K/g][C/g][R][S], goihw, the same
 //     bytes viewed with a leading group dimension;
 //   - prop_kind::forward_training for the forward pass (what a training sweep compares; for
@@ -135,23 +136,25 @@ dnnl::primitive_desc convolution_descriptor(const ConvProblem& p, Pass pass) {
   const memory::dims strides{p.stride_h, p.stride_w};
   const memory::dims dilates{p.dilation_h - 1, p.dilation_w - 1};
   const memory::dims padding{p.pad_h, p.pad_w};
+  // oneDNN takes the end (bottom/right) paddings separately, as benchdnn deduces them.
+  const memory::dims padding_r{p.end_pad_h(), p.end_pad_w()};
   const auto alg = dnnl::algorithm::convolution_auto;
   const dnnl::primitive_attr attr = user_scratchpad();
   try {
     const dnnl::convolution_forward::primitive_desc forward(
         {dnnl::prop_kind::forward_training, alg, x_any, w_any, y_any, strides, dilates, padding,
-         padding},
+         padding_r},
         attr, cpu_engine());
     switch (pass) {
       case Pass::forward:
         return forward;
       case Pass::backward_data:
         return dnnl::convolution_backward_data::primitive_desc(
-            {alg, x_any, w_any, y_any, strides, dilates, padding, padding}, attr, cpu_engine(),
+            {alg, x_any, w_any, y_any, strides, dilates, padding, padding_r}, attr, cpu_engine(),
             forward);
       case Pass::backward_filter:
         return dnnl::convolution_backward_weights::primitive_desc(
-            {alg, x_any, w_any, y_any, strides, dilates, padding, padding}, attr, cpu_engine(),
+            {alg, x_any, w_any, y_any, strides, dilates, padding, padding_r}, attr, cpu_engine(),
             forward);
     }
   } catch (const dnnl::error& e) {

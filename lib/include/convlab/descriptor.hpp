@@ -10,10 +10,12 @@
 ///  - a dimension given only in h (or only in w) is copied to the other (iw<-ih, kw<-kh,
 ///    ow<-oh, sw<-sh, pw<-ph, dw<-dh);
 ///  - dilation 0 is dense (benchdnn's convention): ConvProblem::dilation = d + 1;
-///  - padding not given is deduced from a given output size, else 0; a given output size
-///    must agree with the one computed.
+///  - padding not given is deduced from a given output size as benchdnn does: the floor of
+///    half the total padding at the start (top/left), the rest at the end (bottom/right);
+///    a given output size with a given padding sets the end padding that produces it; an
+///    output size that needs a negative padding is refused (benchdnn would crop).
 /// convlab is stricter than benchdnn in two ways: a key given twice is an error, and the
-/// 3-D keys (id, od, kd, sd, pd, dd) and right padding are refused as unsupported here.
+/// 3-D keys (id, od, kd, sd, pd, dd) and right padding keys (rh, rw) are refused here.
 
 #include <cstdint>
 #include <string>
@@ -37,8 +39,11 @@ struct Layer {
 Layer parse_descriptor(std::string_view text);
 
 /// The canonical descriptor: every key written, in benchdnn order, dilation as benchdnn's
-/// d-1, the name (with `*K` when repeat > 1) last. parse_descriptor(format_descriptor(p))
-/// gives back p.
+/// d-1, the name (with `*K` when repeat > 1) last; the end paddings are carried by oh/ow.
+/// parse_descriptor(format_descriptor(p)) gives back p whenever p's end padding is the one
+/// nearest its start padding among those giving the same output size (always so for
+/// symmetric problems and for parsed ones); otherwise it gives back the same convolution
+/// with that end padding (the rows between them are never read).
 std::string format_descriptor(const ConvProblem& problem, std::string_view name = {},
                               int64_t repeat = 1);
 std::string format_descriptor(const Layer& layer);

@@ -8,6 +8,7 @@
 /// All sizes are int64_t and every derived count is computed with overflow checks.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,8 +43,12 @@ struct ConvProblem {
   int64_t k = 0;  ///< output channels (all groups together)
   int64_t r = 0;  ///< kernel height
   int64_t s = 0;  ///< kernel width
-  int64_t pad_h = 0;
-  int64_t pad_w = 0;
+  int64_t pad_h = 0;  ///< padding before the first row (top)
+  int64_t pad_w = 0;  ///< padding before the first column (left)
+  /// Padding after the last row (bottom) / column (right); unset means equal to pad_h /
+  /// pad_w. Only benchdnn's deduction from a given oh/ow makes them differ in descriptors.
+  std::optional<int64_t> pad_h_end;
+  std::optional<int64_t> pad_w_end;
   int64_t stride_h = 1;
   int64_t stride_w = 1;
   int64_t dilation_h = 1;  ///< 1 = dense
@@ -54,11 +59,17 @@ struct ConvProblem {
   /// problem is a valid convolution whose element counts and byte sizes fit int64_t.
   void validate() const;
 
+  /// The end paddings in effect: pad_h_end (pad_w_end) when set, else pad_h (pad_w).
+  int64_t end_pad_h() const { return pad_h_end.value_or(pad_h); }
+  int64_t end_pad_w() const { return pad_w_end.value_or(pad_w); }
+  /// True when an end padding differs from its start padding.
+  bool asymmetric_padding() const { return end_pad_h() != pad_h || end_pad_w() != pad_w; }
+
   /// (r-1)*dilation_h + 1, the extent of the dilated kernel.
   int64_t dilated_r() const;
   int64_t dilated_s() const;
-  /// out_h = (h + 2 pad_h - dilated_r) / stride_h + 1 (floor division; may be <= 0 when
-  /// the problem is invalid: validate() rejects that).
+  /// out_h = (h + pad_h + end_pad_h - dilated_r) / stride_h + 1 (floor division; may be
+  /// <= 0 when the problem is invalid: validate() rejects that).
   int64_t out_h() const;
   int64_t out_w() const;
   int64_t c_per_group() const { return c / groups; }
@@ -82,6 +93,7 @@ struct ConvProblem {
   /// "g1mb2ic3ih5iw5oc8oh5ow5kh3kw3sh1sw1ph1pw1dh0dw0". Cheap; used in every message.
   std::string descriptor() const;
 
+  /// Compares the paddings in effect: an unset end padding equals one set to the start's.
   bool operator==(const ConvProblem& other) const;
   bool operator!=(const ConvProblem& other) const { return !(*this == other); }
 };
