@@ -191,7 +191,6 @@ TEST(Descriptor, LongDescriptorsAreQuotedShort) {
   EXPECT_NE(m.find("(5016 characters)"), std::string::npos) << m.substr(0, 300);
 }
 
-
 TEST(Descriptor, PositionedErrors) {
   struct Case {
     const char* text;
@@ -320,8 +319,8 @@ TEST(ShapeFile, ReadingIsBounded) {
     return std::string("(no error)");
   };
   // A line longer than any descriptor, quoted short.
-  std::ofstream(dir + "long_line.txt", std::ios::binary)
-      << "mb1ic3ih5oc8kh3\n" << std::string(10000, '#') << "\n";
+  std::ofstream(dir + "long_line.txt", std::ios::binary) << "mb1ic3ih5oc8kh3\n"
+                                                         << std::string(10000, '#') << "\n";
   const std::string long_line = error_reading(dir + "long_line.txt");
   EXPECT_NE(long_line.find("long_line.txt:2: line of 10000 characters, more than the limit"),
             std::string::npos)

@@ -145,10 +145,12 @@ const Support& cudnn_available() {
 Support cudnn_fits_legacy_api(const ConvProblem& p) {
   p.validate();
   if (p.asymmetric_padding()) {
-    return Support::no("cuDNN's convolution descriptor takes one padding per axis: end "
-                       "padding (bottom " + std::to_string(p.end_pad_h()) + ", right " +
-                       std::to_string(p.end_pad_w()) + ") differs from the start padding (top " +
-                       std::to_string(p.pad_h) + ", left " + std::to_string(p.pad_w) + ")");
+    return Support::no(
+        "cuDNN's convolution descriptor takes one padding per axis: end "
+        "padding (bottom " +
+        std::to_string(p.end_pad_h()) + ", right " + std::to_string(p.end_pad_w()) +
+        ") differs from the start padding (top " + std::to_string(p.pad_h) + ", left " +
+        std::to_string(p.pad_w) + ")");
   }
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   const struct {
@@ -177,8 +179,8 @@ ErrorBound cudnn_error_bound(const char* name, const ConvProblem& p) {
   const bool fft = std::strncmp(name, "fft", 3) == 0;
   const bool winograd = std::strncmp(name, "winograd", 8) == 0;
   if (fft) {
-    const double log2_size = log2_ceil(p.h + p.pad_h + p.end_pad_h()) +
-                             log2_ceil(p.w + p.pad_w + p.end_pad_w());
+    const double log2_size =
+        log2_ceil(p.h + p.pad_h + p.end_pad_h()) + log2_ceil(p.w + p.pad_w + p.end_pad_w());
     return {ErrorBound::Kind::normwise, math_mode_factor(16.0), log2_size};
   }
   if (winograd) return {ErrorBound::Kind::normwise, math_mode_factor(64.0), 6.0};

@@ -67,9 +67,8 @@ CudaIm2colLayout cuda_im2col_layout(const ConvProblem& p, Pass pass, int64_t ima
   }
   l.images = std::max<int64_t>(1, std::min(b, p.n));
   l.chunks = (p.n + l.images - 1) / l.images;
-  const bool one_by_one =
-      p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 &&
-      p.end_pad_h() == 0 && p.end_pad_w() == 0;
+  const bool one_by_one = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                          p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 && p.end_pad_w() == 0;
   l.pointwise = one_by_one && (pass != Pass::backward_filter || l.images == 1);
   const int64_t col = l.pointwise ? 0 : checked_mul(col_per_image, l.images, "col bytes");
   const int64_t stage =

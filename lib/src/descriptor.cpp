@@ -22,8 +22,8 @@ constexpr size_t kQuotedChars = 200;
 
 [[noreturn]] void parse_error(std::string_view text, size_t pos, const std::string& what) {
   throw Error(ErrorCode::invalid_argument, "bad descriptor '" + excerpt(text, kQuotedChars) +
-                                               "': at character " + std::to_string(pos + 1) +
-                                               ": " + what);
+                                               "': at character " + std::to_string(pos + 1) + ": " +
+                                               what);
 }
 
 class Parser {
@@ -89,9 +89,10 @@ class Parser {
       }
     }
     if (key == "rh" || key == "rw") {
-      parse_error(text_, pos, "key '" + std::string(key) +
-                                  "' (right padding) is not supported: as in benchdnn, the end "
-                                  "padding follows from a given output size (oh, ow)");
+      parse_error(text_, pos,
+                  "key '" + std::string(key) +
+                      "' (right padding) is not supported: as in benchdnn, the end "
+                      "padding follows from a given output size (oh, ow)");
     }
     parse_error(text_, pos,
                 "unknown key '" + excerpt(key, 20) +
@@ -135,9 +136,9 @@ class Parser {
     for (size_t i = 0; i < name.size(); ++i) {
       const unsigned char ch = static_cast<unsigned char>(name[i]);
       if (ch < 0x20 || ch == 0x7f) {
-        parse_error(text_, pos + 1 + i, "the layer name holds a control character (" +
-                                            excerpt(name.substr(i, 1)) +
-                                            "); names are printable text");
+        parse_error(text_, pos + 1 + i,
+                    "the layer name holds a control character (" + excerpt(name.substr(i, 1)) +
+                        "); names are printable text");
       }
     }
     const size_t star = name.rfind('*');
@@ -158,8 +159,9 @@ class Parser {
     has_name_ = true;
     size_t after = close + 1;
     if (after < text_.size()) {
-      parse_error(text_, after, "expected the end of the descriptor after the name, got '" +
-                                    excerpt(text_.substr(after), 40) + "'");
+      parse_error(text_, after,
+                  "expected the end of the descriptor after the name, got '" +
+                      excerpt(text_.substr(after), 40) + "'");
     }
     return after;
   }
@@ -271,10 +273,10 @@ class Parser {
     if (*pad < 0 || end_max < 0) {
       throw Error(ErrorCode::invalid_problem,
                   quoted() + ": no padding gives the given " + out_name + " " +
-                      std::to_string(out) + " (input " + std::to_string(in) +
-                      ", dilated kernel " + std::to_string(dilated) + ", stride " +
-                      std::to_string(stride) + "): benchdnn's rule needs padding " +
-                      std::to_string(*pad) + " at the start and " + std::to_string(end_min) +
+                      std::to_string(out) + " (input " + std::to_string(in) + ", dilated kernel " +
+                      std::to_string(dilated) + ", stride " + std::to_string(stride) +
+                      "): benchdnn's rule needs padding " + std::to_string(*pad) +
+                      " at the start and " + std::to_string(end_min) +
                       " at the end, and convlab pads, it does not crop");
     }
     const int64_t end = *pad < end_min ? end_min : (*pad > end_max ? end_max : *pad);
@@ -360,11 +362,10 @@ std::vector<Layer> parse_shape_text(std::string_view text, std::string_view sour
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const std::string where = std::string(source) + ":" + std::to_string(line_number) + ": ";
     if (static_cast<int64_t>(line.size()) > kShapeFileLimits.max_line_bytes) {
-      throw Error(ErrorCode::invalid_argument,
-                  where + "line of " + std::to_string(line.size()) +
-                      " characters, more than the limit of " +
-                      std::to_string(kShapeFileLimits.max_line_bytes) + " ('" +
-                      excerpt(line, 40) + "')");
+      throw Error(ErrorCode::invalid_argument, where + "line of " + std::to_string(line.size()) +
+                                                   " characters, more than the limit of " +
+                                                   std::to_string(kShapeFileLimits.max_line_bytes) +
+                                                   " ('" + excerpt(line, 40) + "')");
     }
     // '#' starts a comment unless it sits inside a quoted name.
     bool quoted = false;
@@ -379,14 +380,14 @@ std::vector<Layer> parse_shape_text(std::string_view text, std::string_view sour
     std::string token;
     while (tokens >> token) {
       if (token.rfind("--", 0) == 0) {
-        throw Error(ErrorCode::invalid_argument,
-                    where + "'" + excerpt(token, 40) + "' is a benchdnn option; shape files " +
-                        "for convbench hold descriptors only");
+        throw Error(ErrorCode::invalid_argument, where + "'" + excerpt(token, 40) +
+                                                     "' is a benchdnn option; shape files " +
+                                                     "for convbench hold descriptors only");
       }
       if (layers.size() >= kMaxShapeLayers) {
-        throw Error(ErrorCode::invalid_argument,
-                    where + "more than " + std::to_string(kMaxShapeLayers) +
-                        " descriptors; split the file");
+        throw Error(ErrorCode::invalid_argument, where + "more than " +
+                                                     std::to_string(kMaxShapeLayers) +
+                                                     " descriptors; split the file");
       }
       try {
         layers.push_back(parse_descriptor(token));
@@ -409,10 +410,10 @@ std::vector<Layer> read_shape_file(const std::string& path) {
   }
   std::vector<Layer> layers = parse_shape_text(text, path);
   if (layers.empty()) {
-    throw Error(ErrorCode::invalid_argument,
-                "shape file '" + path + "' holds no descriptors" +
-                    (trim(text).empty() || trim(text) == kUtf8Bom ? " (it is empty)"
-                                                                  : " (only comments)"));
+    throw Error(
+        ErrorCode::invalid_argument,
+        "shape file '" + path + "' holds no descriptors" +
+            (trim(text).empty() || trim(text) == kUtf8Bom ? " (it is empty)" : " (only comments)"));
   }
   return layers;
 }

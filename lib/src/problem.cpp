@@ -135,9 +135,8 @@ std::string ConvProblem::descriptor() const { return format_descriptor(*this); }
 bool ConvProblem::operator==(const ConvProblem& o) const {
   return n == o.n && c == o.c && h == o.h && w == o.w && k == o.k && r == o.r && s == o.s &&
          pad_h == o.pad_h && pad_w == o.pad_w && end_pad_h() == o.end_pad_h() &&
-         end_pad_w() == o.end_pad_w() && stride_h == o.stride_h &&
-         stride_w == o.stride_w && dilation_h == o.dilation_h && dilation_w == o.dilation_w &&
-         groups == o.groups;
+         end_pad_w() == o.end_pad_w() && stride_h == o.stride_h && stride_w == o.stride_w &&
+         dilation_h == o.dilation_h && dilation_w == o.dilation_w && groups == o.groups;
 }
 
 void ConvProblem::validate() const {

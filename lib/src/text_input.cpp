@@ -41,9 +41,8 @@ std::string read_text_file(const std::string& path, std::string_view what,
   }
   if (in.bad()) throw Error(ErrorCode::io, "error while reading " + role + " '" + path + "'");
   if (text.size() > limit) {
-    throw Error(ErrorCode::invalid_argument,
-                role + " '" + path + "' is larger than the limit of " +
-                    std::to_string(limits.max_bytes) + " bytes");
+    throw Error(ErrorCode::invalid_argument, role + " '" + path + "' is larger than the limit of " +
+                                                 std::to_string(limits.max_bytes) + " bytes");
   }
   return text;
 }
@@ -67,10 +66,9 @@ void check_json_depth(std::string_view text, std::string_view source, int max_de
       in_string = true;
     } else if (ch == '[' || ch == '{') {
       if (++depth > max_depth) {
-        throw Error(ErrorCode::invalid_argument,
-                    std::string(source) + ":" + std::to_string(line) +
-                        ": JSON nested deeper than " + std::to_string(max_depth) +
-                        " arrays/objects");
+        throw Error(ErrorCode::invalid_argument, std::string(source) + ":" + std::to_string(line) +
+                                                     ": JSON nested deeper than " +
+                                                     std::to_string(max_depth) + " arrays/objects");
       }
     } else if (ch == ']' || ch == '}') {
       --depth;  // unbalanced text is the parser's to report

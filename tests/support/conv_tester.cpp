@@ -90,14 +90,17 @@ std::vector<ConvProblem> edge_cases() {
                                                           // tap 0 reads only padding (fuzz/)
       // End (bottom/right) padding unlike the start padding, as benchdnn deduces it from a
       // given oh/ow with an odd total padding.
-      parse_descriptor("mb2ic4ih8oc4oh9kh3").problem,              // (1, 2) both axes
-      parse_descriptor("mb1ic2ih24oc3oh12kh7sh2").problem,         // (2, 3), stride 2
-      parse_descriptor("mb1ic3ih28oc4oh14kh7sh2").problem,         // ResNet stem, (2, 3)
-      parse_descriptor("g2mb2ic4ih9iw7oc6oh10ow4kh3kw2sw2dh1").problem,  // dilated, groups
-      with_end(make(1, 3, 6, 5, 2, 3, 3), 2, 1),                   // end padding only
-      with_end(make(2, 3, 5, 5, 4, 1, 1), 1, 0),                   // 1x1 + end pad: no shortcut
-      with_end(make(1, 2, 8, 8, 3, 3, 3, 2, 2, 2, 2), 0, 0),       // start > end, strided
-      with_end(make(1, 2, 4, 4, 2, 3, 3), 4, 3),                   // end padding > kernel
+      // (1, 2) on both axes; (2, 3) with stride 2; the ResNet stem; dilated with groups:
+      parse_descriptor("mb2ic4ih8oc4oh9kh3").problem,
+      parse_descriptor("mb1ic2ih24oc3oh12kh7sh2").problem,
+      parse_descriptor("mb1ic3ih28oc4oh14kh7sh2").problem,
+      parse_descriptor("g2mb2ic4ih9iw7oc6oh10ow4kh3kw2sw2dh1").problem,
+      // end padding only; 1x1 with an end padding (no shortcut); start > end, strided; end
+      // padding larger than the kernel:
+      with_end(make(1, 3, 6, 5, 2, 3, 3), 2, 1),
+      with_end(make(2, 3, 5, 5, 4, 1, 1), 1, 0),
+      with_end(make(1, 2, 8, 8, 3, 3, 3, 2, 2, 2, 2), 0, 0),
+      with_end(make(1, 2, 4, 4, 2, 3, 3), 4, 3),
   };
 }
 
