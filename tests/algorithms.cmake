@@ -18,8 +18,11 @@ if(CONVLAB_HAVE_CUDA)  # host logic of cuda/ (runs without a GPU) and the GPU su
 endif()
 convlab_add_test(test_nonfinite cpu cpu/test_nonfinite.cpp)
 convlab_add_test(test_cpu_onednn cpu cpu/test_cpu_onednn.cpp)
+if(CONVLAB_HAVE_ONEDNN)  # the version CMake found, to compare with the one loaded at run time
+  target_compile_definitions(test_cpu_onednn PRIVATE CONVLAB_FOUND_ONEDNN_VERSION="${dnnl_VERSION}")
+endif()
 convlab_add_test(test_memory_honesty cpu cpu/test_memory_honesty.cpp)
 convlab_add_test(test_determinism cpu cpu/test_determinism.cpp)
-include(${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs/bad_inputs.cmake)  # bad-input corpus (issue 6)
-include(${PROJECT_SOURCE_DIR}/fuzz/replay.cmake)  # fuzz corpus replay (issue 6)
+include(${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs/bad_inputs.cmake)  # bad input -> named error
+include(${PROJECT_SOURCE_DIR}/fuzz/replay.cmake)  # every input the fuzzer ever found, replayed
 add_subdirectory(cli)  # convbench: runner test and CLI tests (tests/cli/CMakeLists.txt)

@@ -22,20 +22,11 @@ namespace {
 
 using testing::all_passes;
 using testing::check_corpus;
+using testing::problem;
 using testing::report_corpus;
 using testing::run_seed;
 
 const Algorithm& fft() { return registry().get("cpu.fft"); }
-
-ConvProblem make(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
-                 int64_t pad = 0, int64_t stride = 1, int64_t dilation = 1, int64_t groups = 1) {
-  ConvProblem p;
-  p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
-  p.pad_h = p.pad_w = pad, p.stride_h = p.stride_w = stride;
-  p.dilation_h = p.dilation_w = dilation, p.groups = groups;
-  p.validate();
-  return p;
-}
 
 // Sets an environment variable for the scope of a test.
 class ScopedEnv {
@@ -106,8 +97,9 @@ TEST(CpuFftBinGemm, EveryIsaMatchesPlainLoops) {
       std::cout << "bin GEMM " << cpu_fft::to_string(isa) << ": not supported here, skipped\n";
       continue;
     }
-    for (const ConvProblem& p : {make(3, 5, 6, 7, 7, 3, 2), make(2, 6, 5, 5, 9, 2, 2, 0, 1, 1, 3),
-                                 make(1, 1, 4, 4, 1, 1, 1), make(5, 8, 3, 6, 12, 1, 3, 0, 1, 1, 4)}) {
+    for (const char* descriptor : {"mb3ic5ih6iw7oc7kh3kw2", "g3mb2ic6ih5oc9kh2", "mb1ic1ih4oc1kh1",
+                                   "g4mb5ic8ih3iw6oc12kh1kw3"}) {
+      const ConvProblem p = problem(descriptor);
       for (Pass pass : all_passes()) {
         FftGeometryOptions o;
         o.layout = FftSpectrumLayout::plane_major;
@@ -172,7 +164,7 @@ TEST_F(CpuFft, EveryIsaOnTheEdgeCases) {
     EXPECT_TRUE(report_corpus(std::string("cpu.fft (") + isa + ")", "edge cases", summary, seed));
   }
   ScopedEnv bad("CONVLAB_FFT_ISA", "sse9");
-  EXPECT_THROW(fft().plan(make(1, 1, 4, 4, 1, 3, 3), Pass::forward), Error);
+  EXPECT_THROW(fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward), Error);
 }
 
 std::vector<float> run_once(Plan& plan, const ConvProblem& p, Pass pass, const HostTensors& h) {
@@ -185,7 +177,8 @@ std::vector<float> run_once(Plan& plan, const ConvProblem& p, Pass pass, const H
 // each output never depends on which thread does it).
 TEST_F(CpuFft, Deterministic) {
   EXPECT_TRUE(fft().deterministic());
-  for (const ConvProblem& p : {make(3, 6, 19, 17, 10, 5, 4, 2, 2, 1, 2), make(4, 20, 21, 21, 12, 3, 3, 1)}) {
+  for (const char* descriptor : {"g2mb3ic6ih19iw17oc10kh5kw4sh2sw2ph2pw2", "mb4ic20ih21oc12kh3ph1"}) {
+    const ConvProblem p = problem(descriptor);
     for (Pass pass : all_passes()) {
       const HostTensors h = make_inputs(p, pass, run_seed());
       set_num_threads(2);
@@ -204,7 +197,7 @@ TEST_F(CpuFft, Deterministic) {
 }
 
 TEST_F(CpuFft, WorkspaceIsTheGeometryAndIsChecked) {
-  const ConvProblem p = make(2, 3, 12, 10, 4, 3, 3, 1);
+  const ConvProblem p = problem("mb2ic3ih12iw10oc4kh3kw3ph1pw1");
   for (Pass pass : all_passes()) {
     auto plan = fft().plan(p, pass);
     const FftGeometry g = cpu_fft::cpu_fft_geometry(p, pass, num_threads());
@@ -240,15 +233,15 @@ TEST(CpuFftPlanner, MeasureAndBadName) {
   {
     ScopedEnv env("CONVLAB_FFTW_PLANNER", "measure");
     const uint64_t seed = run_seed();
-    const std::vector<ConvProblem> problems = {make(2, 4, 16, 16, 4, 5, 5, 2),
-                                               make(1, 3, 21, 14, 2, 3, 3, 1, 2, 2)};
+    const std::vector<ConvProblem> problems = {
+        problem("mb2ic4ih16oc4kh5ph2"), problem("mb1ic3ih21iw14oc2kh3kw3sh2sw2ph1pw1dh1dw1")};
     const auto summary = check_corpus(fft(), problems, all_passes(), seed);
     EXPECT_TRUE(report_corpus("cpu.fft (measure)", "a few shapes", summary, seed));
     EXPECT_NE(fft().plan(problems[0], Pass::forward)->notes().find("measure"), std::string::npos);
   }
   ScopedEnv env("CONVLAB_FFTW_PLANNER", "thorough");
   try {
-    fft().plan(make(1, 1, 4, 4, 1, 3, 3), Pass::forward);
+    fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward);
     ADD_FAILURE() << "a bad planner name was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "convlab/accuracy.hpp"
-#include "convlab/descriptor.hpp"
 #include "cpu_reference/reference.hpp"
 #include "strategy/fft_geometry.hpp"
 #include "support/conv_tester.hpp"
@@ -17,15 +16,7 @@
 namespace convlab {
 namespace {
 
-ConvProblem make(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
-                 int64_t pad = 0, int64_t stride = 1, int64_t dilation = 1, int64_t groups = 1) {
-  ConvProblem p;
-  p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
-  p.pad_h = p.pad_w = pad, p.stride_h = p.stride_w = stride;
-  p.dilation_h = p.dilation_w = dilation, p.groups = groups;
-  p.validate();
-  return p;
-}
+using testing::problem;
 
 TEST(FftGeometry, SmoothSizes) {
   for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 49, 64, 70, 72, 125, 343, 1000}) {
@@ -55,9 +46,10 @@ TEST(FftGeometry, SmoothSizes) {
 }
 
 TEST(FftGeometry, TransformSizes) {
-  // The layers issue 3 sets performance targets on: 64x64 exactly (56 and 52 outputs).
+  // Large kernels on a 64x64 input, where FFT pays off: the full transform is 64x64 exactly
+  // (56 and 52 outputs), no rounding up to a smooth size.
   for (const char* d : {"mb16ic32ih64oc32kh9", "mb16ic32ih64oc32kh13"}) {
-    const FftGeometry g = fft_geometry(parse_descriptor(d).problem, Pass::forward);
+    const FftGeometry g = fft_geometry(problem(d), Pass::forward);
     EXPECT_EQ(g.h.size, 64) << d;
     EXPECT_EQ(g.w.size, 64) << d;
     EXPECT_EQ(g.bins, 64 * 33) << d;
@@ -65,11 +57,11 @@ TEST(FftGeometry, TransformSizes) {
   }
   // 'Same' padding: top and bottom padding share the wrapped slots, so the size is below
   // the padded extent 64 + 2*4 = 72: needed (O-1) + Rd - P = 63 + 9 - 4 = 68 -> 70.
-  const FftGeometry same = fft_geometry(make(1, 1, 64, 64, 1, 9, 9, 4), Pass::forward);
+  const FftGeometry same = fft_geometry(problem("mb1ic1ih64oc1kh9ph4"), Pass::forward);
   EXPECT_EQ(same.h.needed, 68);
   EXPECT_EQ(same.h.size, 70);
   // Stride: input rows past the last window are not needed (227 -> 55 outputs, stride 4).
-  const FftGeometry alex = fft_geometry(make(1, 3, 230, 230, 1, 11, 11, 0, 4), Pass::forward);
+  const FftGeometry alex = fft_geometry(problem("mb1ic3ih230oc1kh11sh4"), Pass::forward);
   EXPECT_EQ(alex.x.h.count, 54 * 4 + 11);
   EXPECT_EQ(alex.h.needed, 227);
   // The size does not depend on the pass.
@@ -84,7 +76,7 @@ TEST(FftGeometry, TransformSizes) {
 }
 
 TEST(FftGeometry, SlotsAndTheirInverse) {
-  const FftGeometry g = fft_geometry(make(2, 3, 20, 20, 2, 4, 4, 1, 3, 2), Pass::forward);
+  const FftGeometry g = fft_geometry(problem("mb2ic3ih20oc2kh4sh3ph1dh1"), Pass::forward);
   for (const FftPlacement* pl : {&g.x, &g.wt, &g.y}) {
     for (const FftAxisPlacement* a : {&pl->h, &pl->w}) {
       int64_t placed = 0;
@@ -327,7 +319,7 @@ TEST(FftGeometry, WorkspaceLayout) {
     }
   }
   // Staging defaults to one plane per plane of the largest tensor (what a GPU would stage).
-  const ConvProblem p = make(2, 3, 8, 8, 5, 3, 3);
+  const ConvProblem p = problem("mb2ic3ih8oc5kh3");
   const FftGeometry g = fft_geometry(p, Pass::forward);
   EXPECT_EQ(g.staging_planes, 15);
   FftGeometryOptions bad;

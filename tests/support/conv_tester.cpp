@@ -11,8 +11,8 @@
 #include "convlab/error.hpp"
 #include "convlab/harness.hpp"
 
-#ifndef CONVLAB_SOURCE_DIR
-#error "CONVLAB_SOURCE_DIR must be defined by the build"
+#if !defined(CONVLAB_SOURCE_DIR) || !defined(CONVLAB_TEST_DATA)
+#error "CONVLAB_SOURCE_DIR and CONVLAB_TEST_DATA must be defined by the build"
 #endif
 
 namespace convlab::testing {
@@ -34,14 +34,12 @@ const std::vector<Pass>& all_passes() {
   return passes;
 }
 
-static ConvProblem make(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
-                        int64_t s, int64_t ph = 0, int64_t pw = 0, int64_t sh = 1, int64_t sw = 1,
-                        int64_t dh = 1, int64_t dw = 1, int64_t g = 1) {
-  ConvProblem p;
-  p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
-  p.pad_h = ph, p.pad_w = pw, p.stride_h = sh, p.stride_w = sw;
-  p.dilation_h = dh, p.dilation_w = dw, p.groups = g;
-  return p;
+ConvProblem problem(std::string_view descriptor) { return parse_descriptor(descriptor).problem; }
+
+std::vector<ConvProblem> problems_from(const std::string& shape_file) {
+  std::vector<ConvProblem> problems;
+  for (const Layer& layer : read_shape_file(shape_file)) problems.push_back(layer.problem);
+  return problems;
 }
 
 static ConvProblem with_end(ConvProblem p, int64_t end_h, int64_t end_w) {
@@ -50,58 +48,18 @@ static ConvProblem with_end(ConvProblem p, int64_t end_h, int64_t end_w) {
 }
 
 std::vector<ConvProblem> edge_cases() {
-  return {
-      //   n  c   h   w   k  r  s  ph pw sh sw dh dw g
-      make(1, 1, 1, 1, 1, 1, 1),                          // the smallest convolution
-      make(2, 3, 5, 5, 4, 1, 1),                          // 1x1, the im2col shortcut
-      make(2, 8, 7, 9, 6, 1, 1, 0, 0, 2, 2),              // 1x1 strided: no shortcut
-      make(1, 4, 6, 6, 3, 1, 1, 1, 1),                    // 1x1 padded: no shortcut
-      make(2, 3, 7, 7, 5, 7, 7),                          // kernel = input
-      make(2, 2, 5, 5, 3, 7, 7, 1, 1),                    // kernel = padded input
-      make(1, 3, 9, 9, 2, 2, 2, 0, 0, 3, 3),              // stride > kernel
-      make(2, 2, 11, 11, 3, 1, 1, 0, 0, 4, 4),            // stride > kernel, 1x1
-      make(2, 3, 5, 13, 4, 3, 5, 1, 2),                   // asymmetric H/W and kernel
-      make(1, 2, 17, 4, 3, 5, 1, 2, 0, 2, 1),             // tall, asymmetric stride
-      make(2, 3, 12, 12, 4, 3, 3, 2, 2, 1, 1, 2, 2),      // dilation 2, 'same'
-      make(1, 2, 15, 10, 3, 3, 2, 0, 0, 1, 1, 3, 2),      // dilation 3x2
-      make(2, 4, 13, 13, 4, 3, 3, 1, 1, 2, 2, 2, 2),      // dilation with stride
-      make(2, 4, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2),     // groups 2
-      make(2, 8, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8),     // depthwise
-      make(1, 6, 10, 7, 9, 3, 2, 1, 0, 2, 1, 1, 1, 3),    // groups 3, asymmetric
-      make(3, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 2, 2, 4),     // groups 4 with dilation
-      make(1, 5, 7, 7, 3, 3, 3),                          // N = 1
-      make(3, 1, 8, 8, 4, 3, 3, 1, 1),                    // C = 1
-      make(2, 3, 8, 8, 1, 3, 3, 1, 1),                    // K = 1
-      make(2, 3, 13, 11, 5, 5, 3, 2, 1),                  // odd sizes
-      make(1, 2, 4, 4, 3, 3, 3, 3, 3),                    // padding = kernel
-      make(1, 2, 3, 3, 2, 2, 2, 4, 4),                    // padding > kernel
-      make(2, 2, 6, 6, 2, 3, 3, 5, 5, 2, 2),              // large padding, strided
-      make(1, 3, 1, 16, 4, 1, 5, 0, 2),                   // one row (1-D along w)
-      make(1, 3, 16, 1, 4, 5, 1, 2, 0),                   // one column (1-D along h)
-      make(2, 3, 32, 32, 4, 11, 11, 5, 5, 4, 4),          // AlexNet conv1-like stem
-      make(1, 3, 28, 28, 4, 7, 7, 3, 3, 2, 2),            // ResNet stem-like
-      make(2, 16, 6, 6, 16, 3, 3, 1, 1),                  // more channels than pixels
-      make(1, 2, 37, 29, 2, 9, 9, 4, 4),                  // large kernel, prime sizes
-      make(2, 4, 10, 10, 4, 2, 2, 0, 0, 2, 2),            // even kernel, stride = kernel
-      make(1, 3, 20, 20, 2, 4, 4, 1, 2, 3, 3, 2, 3),      // everything at once
-      make(4, 2, 5, 5, 3, 3, 3, 0, 0, 2, 2),              // output 2x2
-      make(1, 4, 9, 9, 4, 9, 9, 0, 0, 1, 1, 1, 1, 2),     // 1x1 output, groups
-      make(1, 2, 1, 1, 2, 6, 6, 3, 3, 2, 2),              // padding > stride, 1x1 output:
-                                                          // tap 0 reads only padding (fuzz/)
-      // End (bottom/right) padding unlike the start padding, as benchdnn deduces it from a
-      // given oh/ow with an odd total padding.
-      // (1, 2) on both axes; (2, 3) with stride 2; the ResNet stem; dilated with groups:
-      parse_descriptor("mb2ic4ih8oc4oh9kh3").problem,
-      parse_descriptor("mb1ic2ih24oc3oh12kh7sh2").problem,
-      parse_descriptor("mb1ic3ih28oc4oh14kh7sh2").problem,
-      parse_descriptor("g2mb2ic4ih9iw7oc6oh10ow4kh3kw2sw2dh1").problem,
-      // end padding only; 1x1 with an end padding (no shortcut); start > end, strided; end
-      // padding larger than the kernel:
-      with_end(make(1, 3, 6, 5, 2, 3, 3), 2, 1),
-      with_end(make(2, 3, 5, 5, 4, 1, 1), 1, 0),
-      with_end(make(1, 2, 8, 8, 3, 3, 3, 2, 2, 2, 2), 0, 0),
-      with_end(make(1, 2, 4, 4, 2, 3, 3), 4, 3),
-  };
+  static const std::vector<ConvProblem> cases = [] {
+    std::vector<ConvProblem> list = problems_from(std::string(CONVLAB_TEST_DATA) + "/edge_cases");
+    // End paddings no descriptor spells (a descriptor's oh/ow deduce the canonical one): end
+    // padding only; 1x1 with an end padding (no shortcut); start > end, strided; end padding
+    // larger than the kernel.
+    list.push_back(with_end(problem("mb1ic3ih6iw5oc2kh3kw3"), 2, 1));
+    list.push_back(with_end(problem("mb2ic3ih5iw5oc4kh1kw1"), 1, 0));
+    list.push_back(with_end(problem("mb1ic2ih8iw8oc3kh3kw3sh2sw2ph2pw2"), 0, 0));
+    list.push_back(with_end(problem("mb1ic2ih4iw4oc2kh3kw3"), 4, 3));
+    return list;
+  }();
+  return cases;
 }
 
 std::vector<ConvProblem> random_problems(uint64_t seed, int count) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "convlab/accuracy.hpp"
@@ -15,9 +16,16 @@ namespace convlab::testing {
 /// The seed of this test run: CONVLAB_TEST_SEED if set, else fresh from the clock.
 uint64_t run_seed();
 
-/// Hand-picked edge cases: 1x1, kernel = padded input, stride > kernel, asymmetric H/W,
-/// dilation, groups (depthwise too), N = 1, C = 1, odd sizes, padding >= kernel, and end
-/// paddings unlike the start ones (benchdnn's deduction from oh/ow).
+/// The problem a benchdnn descriptor ("mb2ic3ih9oc4kh3ph1") names, read by the library's
+/// parser: test problems are written as descriptors, never as positional tuples.
+ConvProblem problem(std::string_view descriptor);
+/// The problems of a benchdnn shape file, in file order.
+std::vector<ConvProblem> problems_from(const std::string& shape_file);
+
+/// Hand-picked edge cases (tests/data/edge_cases): 1x1, kernel = padded input, stride >
+/// kernel, asymmetric H/W, dilation, groups (depthwise too), N = 1, C = 1, odd sizes,
+/// padding >= kernel, and end paddings unlike the start ones (benchdnn's deduction from
+/// oh/ow, and set in code).
 std::vector<ConvProblem> edge_cases();
 /// Seeded random valid problems: sizes up to 40, kernels up to 11, strides and dilations up
 /// to 3, groups up to 4, padding up to the kernel.
