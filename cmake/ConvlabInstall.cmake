@@ -29,4 +29,5 @@ install(FILES
   ${PROJECT_SOURCE_DIR}/cmake/FindFFTW3f.cmake
   ${PROJECT_SOURCE_DIR}/cmake/FindCUDNN.cmake
   ${PROJECT_SOURCE_DIR}/cmake/FindOpenBLASCblas.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/ConvlabCUDAToolkitGuard.cmake
   DESTINATION ${CONVLAB_INSTALL_CMAKEDIR})
