@@ -1,14 +1,20 @@
 # Installs the library, its public headers and a package config, so that
 #   find_package(convlab CONFIG REQUIRED)
 #   target_link_libraries(app PRIVATE convlab::convlab)
-# works from the install prefix. The config re-finds the dependencies the (static) library
-# links, using the same find modules as this build.
+# works from the install prefix. The config re-finds the dependencies the static targets
+# link, using the same find modules as this build. The CUDA module is installed next to
+# libconvlab_core, where the registry looks for it, and exported by no target: nothing
+# links it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(CONVLAB_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/convlab)
 
-install(TARGETS convlab EXPORT convlabTargets
+if(TARGET convlab_cuda)
+  install(TARGETS convlab_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+install(TARGETS convlab_core convlab_strategy convlab_reference convlab_cpu convlab_eval convlab
+  EXPORT convlabTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

@@ -4,7 +4,7 @@
 
 #include "convlab/algorithm.hpp"
 #include "convlab/device.hpp"
-#include "lib/src/backends.hpp"
+#include "register_reference.hpp"
 #include "reference.hpp"
 
 namespace convlab {

@@ -15,6 +15,12 @@ if(CONVLAB_HAVE_CUDA)  # host logic of cuda/ (runs without a GPU) and the GPU su
   convlab_add_test(test_gpu_algorithms gpu gpu/test_gpu_algorithms.cpp)
   convlab_add_test(test_gpu_workspace gpu gpu/test_gpu_workspace.cpp)
   convlab_add_test(test_gpu_ceilings gpu gpu/test_gpu_ceilings.cpp)
+  # They call cuda/ internals, so they link the CUDA module (the registry then finds it
+  # loaded already).
+  foreach(t test_cuda_host test_cuda_fft_host test_cuda_emulated test_gpu_algorithms
+            test_gpu_workspace test_gpu_ceilings)
+    target_link_libraries(${t} PRIVATE convlab_cuda)
+  endforeach()
 endif()
 convlab_add_test(test_nonfinite cpu cpu/test_nonfinite.cpp)
 convlab_add_test(test_cpu_onednn cpu cpu/test_cpu_onednn.cpp)

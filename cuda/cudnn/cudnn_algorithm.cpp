@@ -13,7 +13,7 @@
 #include "convlab/numerics.hpp"
 #include "cudnn_common.hpp"
 #include "cudnn_names.hpp"
-#include "lib/src/backends.hpp"
+#include "convlab/registry.hpp"
 
 namespace convlab {
 namespace cuda {

@@ -53,7 +53,7 @@
 #include "fft_cgemm.hpp"
 #include "fft_kernels.hpp"
 #include "fft_passes.hpp"
-#include "lib/src/backends.hpp"
+#include "convlab/registry.hpp"
 
 namespace convlab::cuda {
 namespace {

@@ -43,7 +43,7 @@
 #include "cuda/common/workspace_layout.hpp"
 #include "im2col_kernels.hpp"
 #include "im2col_passes.hpp"
-#include "lib/src/backends.hpp"
+#include "convlab/registry.hpp"
 
 namespace convlab::cuda {
 

@@ -22,13 +22,6 @@ std::string ErrorBound::describe() const {
   return out.str();
 }
 
-std::vector<float>& HostTensors::output(Pass pass) {
-  return pass == Pass::forward ? y : pass == Pass::backward_data ? x : w;
-}
-const std::vector<float>& HostTensors::output(Pass pass) const {
-  return pass == Pass::forward ? y : pass == Pass::backward_data ? x : w;
-}
-
 HostTensors make_inputs(const ConvProblem& p, Pass pass, uint64_t seed, Fill fill) {
   p.validate();
   // The three host tensors, checked before they are allocated (harness.hpp).

@@ -1,9 +1,8 @@
 #include "convlab/registry.hpp"
 
 #include <algorithm>
+#include <mutex>
 
-#include "backends.hpp"
-#include "convlab/config.hpp"
 #include "convlab/error.hpp"
 
 namespace convlab {
@@ -29,44 +28,125 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-void Registry::add(std::unique_ptr<Algorithm> algorithm) {
-  const std::string name = algorithm->name();
-  for (const auto& a : algorithms_) {
-    if (a->name() == name) {
-      throw Error(ErrorCode::invalid_argument, "algorithm '" + name + "' registered twice");
+namespace {
+
+// Whether some name matched by `glob` could start with `prefix`: compares the glob's literal
+// head (up to its first wildcard) with the prefix. Errs towards yes, never towards no, so a
+// deferred module is never skipped when it could have answered.
+bool could_start_with(std::string_view glob, std::string_view prefix) {
+  const size_t wildcard = glob.find_first_of("*?");
+  const std::string_view head = glob.substr(0, wildcard);
+  const bool head_has_prefix = head.compare(0, prefix.size(), prefix) == 0;
+  if (wildcard == std::string_view::npos) return head_has_prefix;  // an exact name
+  return head_has_prefix || prefix.compare(0, head.size(), head) == 0;
+}
+
+}  // namespace
+
+struct Registry::State {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Algorithm>> algorithms;
+  std::vector<MissingAlgorithm> missing;
+  std::vector<DeferredAlgorithms> deferred;  // not loaded yet
+
+  void add(std::unique_ptr<Algorithm> algorithm) {
+    const std::string name = algorithm->name();
+    for (const auto& a : algorithms) {
+      if (a->name() == name) {
+        throw Error(ErrorCode::invalid_argument, "algorithm '" + name + "' registered twice");
+      }
+    }
+    algorithms.push_back(std::move(algorithm));
+  }
+
+  // Loads the deferred algorithms that `wanted` selects (with the mutex held). Each is loaded
+  // into a registry of its own and then moved here, so a loader never re-enters this lock.
+  template <typename Wanted>
+  void load(Wanted wanted) {
+    for (size_t i = 0; i < deferred.size();) {
+      if (!wanted(deferred[i])) {
+        ++i;
+        continue;
+      }
+      DeferredAlgorithms d = std::move(deferred[i]);
+      deferred.erase(deferred.begin() + static_cast<std::ptrdiff_t>(i));
+      Registry part;
+      d.load(part);
+      for (auto& a : part.state_->algorithms) add(std::move(a));
+      for (auto& m : part.state_->missing) missing.push_back(std::move(m));
+      for (auto& more : part.state_->deferred) deferred.push_back(std::move(more));
     }
   }
-  algorithms_.push_back(std::move(algorithm));
+  void load_for(std::string_view glob) {
+    load([glob](const DeferredAlgorithms& d) {
+      return std::any_of(d.name_prefixes.begin(), d.name_prefixes.end(),
+                         [glob](const std::string& prefix) {
+                           return could_start_with(glob, prefix);
+                         });
+    });
+  }
+  void load_all() {
+    load([](const DeferredAlgorithms&) { return true; });
+  }
+
+  std::string known_names() {
+    load_all();
+    std::string names;
+    for (const auto& a : algorithms) {
+      if (!names.empty()) names += ", ";
+      names += a->name();
+    }
+    return names;
+  }
+  // " (cudnn.*: not built: ...)" for a name or glob a missing entry covers; empty otherwise.
+  std::string missing_note(std::string_view name) {
+    load_all();
+    for (const auto& m : missing) {
+      if (glob_match(m.name, name)) return " (" + m.name + ": " + m.reason + ")";
+    }
+    return {};
+  }
+};
+
+Registry::Registry() : state_(std::make_unique<State>()) {}
+Registry::Registry(Registry&&) noexcept = default;
+Registry& Registry::operator=(Registry&&) noexcept = default;
+Registry::~Registry() = default;
+
+void Registry::add(std::unique_ptr<Algorithm> algorithm) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->add(std::move(algorithm));
 }
 
-void Registry::add_missing(MissingAlgorithm missing) { missing_.push_back(std::move(missing)); }
+void Registry::add_missing(MissingAlgorithm missing) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->missing.push_back(std::move(missing));
+}
+
+void Registry::add_deferred(DeferredAlgorithms deferred) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->deferred.push_back(std::move(deferred));
+}
 
 std::string Registry::known_names() const {
-  std::string names;
-  for (const auto& a : algorithms_) {
-    if (!names.empty()) names += ", ";
-    names += a->name();
-  }
-  return names;
-}
-
-static std::string missing_note(const Registry& registry, std::string_view name) {
-  for (const auto& m : registry.missing()) {
-    if (glob_match(m.name, name)) return " (" + m.name + ": " + m.reason + ")";
-  }
-  return {};
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->known_names();
 }
 
 const Algorithm& Registry::get(std::string_view name) const {
-  for (const auto& a : algorithms_) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->load_for(name);
+  for (const auto& a : state_->algorithms) {
     if (a->name() == name) return *a;
   }
+  // Error paths load everything, so the message lists what this build has.
+  const std::string note = state_->missing_note(name);
   throw Error(ErrorCode::invalid_argument, "unknown algorithm '" + std::string(name) + "'" +
-                                               missing_note(*this, name) +
-                                               "; known: " + known_names());
+                                               note + "; known: " + state_->known_names());
 }
 
 std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
   std::vector<const Algorithm*> result;
   size_t start = 0;
   while (start <= globs.size()) {
@@ -74,11 +154,12 @@ std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
     if (end == std::string_view::npos) end = globs.size();
     std::string_view glob = globs.substr(start, end - start);
     if (glob.empty()) {
-      throw Error(ErrorCode::invalid_argument,
-                  "empty algorithm name in '" + std::string(globs) + "'; known: " + known_names());
+      throw Error(ErrorCode::invalid_argument, "empty algorithm name in '" + std::string(globs) +
+                                                   "'; known: " + state_->known_names());
     }
+    state_->load_for(glob);
     bool any = false;
-    for (const auto& a : algorithms_) {
+    for (const auto& a : state_->algorithms) {
       if (glob_match(glob, a->name())) {
         any = true;
         if (std::find(result.begin(), result.end(), a.get()) == result.end()) {
@@ -87,9 +168,10 @@ std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
       }
     }
     if (!any) {
+      const std::string note = state_->missing_note(glob);
       throw Error(ErrorCode::invalid_argument, "no algorithm matches '" + std::string(glob) +
-                                                   "'" + missing_note(*this, glob) +
-                                                   "; known: " + known_names());
+                                                   "'" + note +
+                                                   "; known: " + state_->known_names());
     }
     start = end + 1;
   }
@@ -97,41 +179,17 @@ std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
 }
 
 std::vector<const Algorithm*> Registry::all() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->load_all();
   std::vector<const Algorithm*> result;
-  for (const auto& a : algorithms_) result.push_back(a.get());
+  for (const auto& a : state_->algorithms) result.push_back(a.get());
   return result;
 }
 
-static Registry make_registry() {
-  Registry r;
-  register_reference(r);
-  register_cpu_im2col(r);
-#if CONVLAB_HAVE_FFTW
-  register_cpu_fft(r);
-#else
-  r.add_missing({"cpu.fft", "not built: FFTW (libfftw3-dev) was not found at configure time"});
-#endif
-#if CONVLAB_HAVE_ONEDNN
-  register_cpu_onednn(r);
-#else
-  r.add_missing({"cpu.onednn", "not built: oneDNN (libdnnl-dev) was not found at configure time"});
-#endif
-#if CONVLAB_HAVE_CUDA
-  register_cuda(r);
-#else
-  r.add_missing({"cuda.*", "not built: no CUDA compiler/toolkit at configure time"});
-#endif
-#if CONVLAB_HAVE_CUDNN
-  register_cudnn(r);
-#else
-  r.add_missing({"cudnn.*", "not built: cuDNN 9 (with CUDA) was not found at configure time"});
-#endif
-  return r;
-}
-
-const Registry& registry() {
-  static const Registry instance = make_registry();
-  return instance;
+std::vector<MissingAlgorithm> Registry::missing() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->load_all();
+  return state_->missing;
 }
 
 }  // namespace convlab

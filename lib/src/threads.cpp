@@ -1,5 +1,7 @@
 #include "convlab/threads.hpp"
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -19,6 +21,14 @@ int default_threads() {
     if (end != env && *end == '\0' && n >= 1 && n <= 4096) return static_cast<int>(n);
     throw Error(ErrorCode::invalid_argument, std::string("CONVLAB_NUM_THREADS='") + env +
                                                  "': expected an integer from 1 to 4096");
+  }
+  // The CPUs this process may run on (taskset, cgroup cpusets, Slurm's binding), not every
+  // CPU of the machine: more threads than that only queue for the same cores.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    const int n = CPU_COUNT(&allowed);
+    if (n >= 1) return n;
   }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);

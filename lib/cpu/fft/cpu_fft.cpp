@@ -83,7 +83,7 @@
 #include "convlab/error.hpp"
 #include "convlab/threads.hpp"
 #include "fft_plan.hpp"
-#include "lib/src/backends.hpp"
+#include "convlab/registry.hpp"
 
 namespace convlab {
 namespace {

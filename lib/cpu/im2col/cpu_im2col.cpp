@@ -60,7 +60,7 @@
 #include "convlab/error.hpp"
 #include "convlab/threads.hpp"
 #include "im2col_loops.hpp"
-#include "lib/src/backends.hpp"
+#include "convlab/registry.hpp"
 #include "strategy/im2col_index.hpp"
 
 #ifdef _OPENMP

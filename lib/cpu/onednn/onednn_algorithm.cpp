@@ -31,7 +31,7 @@
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
 #include "convlab/threads.hpp"
-#include "lib/src/backends.hpp"
+#include "convlab/registry.hpp"
 #include "onednn_plan.hpp"
 
 namespace convlab {
