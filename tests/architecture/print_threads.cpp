@@ -1,0 +1,9 @@
+// Prints the library's default thread count, for the affinity test (taskset -c 0 must give 1).
+#include <cstdio>
+
+#include <convlab/threads.hpp>
+
+int main() {
+  std::printf("%d\n", convlab::num_threads());
+  return 0;
+}
