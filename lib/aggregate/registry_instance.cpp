@@ -20,9 +20,8 @@ void register_built(Registry& r) {
   prefixes.push_back("cudnn.");
   provides.push_back("cudnn.*");
 #endif
-  r.add_deferred({prefixes, [provides](Registry& part) {
-                    load_plugin(part, CONVLAB_CUDA_MODULE, provides);
-                  }});
+  r.add_deferred(
+      {prefixes, [provides](Registry& part) { load_plugin(part, CONVLAB_CUDA_MODULE, provides); }});
 #else
   r.add_missing({"cuda.*", "not built: no CUDA compiler/toolkit at configure time"});
 #endif

@@ -14,7 +14,8 @@ void register_cpu(Registry& registry) {
 #if CONVLAB_HAVE_FFTW
   register_cpu_fft(registry);
 #else
-  registry.add_missing({"cpu.fft", "not built: FFTW (libfftw3-dev) was not found at configure time"});
+  registry.add_missing(
+      {"cpu.fft", "not built: FFTW (libfftw3-dev) was not found at configure time"});
 #endif
 #if CONVLAB_HAVE_ONEDNN
   register_cpu_onednn(registry);

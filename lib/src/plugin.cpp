@@ -44,8 +44,9 @@ void load_plugin(Registry& registry, const std::string& module,
   void* entry = dlsym(handle, plugin_entry_point);
   if (entry == nullptr) {
     const char* why = dlerror();
-    add_all_missing(registry, provides,
-                    path + " is not a convlab plugin: " + (why != nullptr ? why : "no entry point"));
+    add_all_missing(
+        registry, provides,
+        path + " is not a convlab plugin: " + (why != nullptr ? why : "no entry point"));
     return;
   }
   try {

@@ -79,10 +79,9 @@ struct Registry::State {
   }
   void load_for(std::string_view glob) {
     load([glob](const DeferredAlgorithms& d) {
-      return std::any_of(d.name_prefixes.begin(), d.name_prefixes.end(),
-                         [glob](const std::string& prefix) {
-                           return could_start_with(glob, prefix);
-                         });
+      return std::any_of(
+          d.name_prefixes.begin(), d.name_prefixes.end(),
+          [glob](const std::string& prefix) { return could_start_with(glob, prefix); });
     });
   }
   void load_all() {
@@ -141,8 +140,8 @@ const Algorithm& Registry::get(std::string_view name) const {
   }
   // Error paths load everything, so the message lists what this build has.
   const std::string note = state_->missing_note(name);
-  throw Error(ErrorCode::invalid_argument, "unknown algorithm '" + std::string(name) + "'" +
-                                               note + "; known: " + state_->known_names());
+  throw Error(ErrorCode::invalid_argument, "unknown algorithm '" + std::string(name) + "'" + note +
+                                               "; known: " + state_->known_names());
 }
 
 std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
@@ -169,9 +168,8 @@ std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
     }
     if (!any) {
       const std::string note = state_->missing_note(glob);
-      throw Error(ErrorCode::invalid_argument, "no algorithm matches '" + std::string(glob) +
-                                                   "'" + note +
-                                                   "; known: " + state_->known_names());
+      throw Error(ErrorCode::invalid_argument, "no algorithm matches '" + std::string(glob) + "'" +
+                                                   note + "; known: " + state_->known_names());
     }
     start = end + 1;
   }

@@ -6,20 +6,19 @@
 //
 // Usage: cpu_only_process   (exit status 0: as described; 1: with the reason on stderr)
 #include <cmath>
+#include <convlab/convlab.hpp>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <convlab/convlab.hpp>
-
 namespace {
 
 // The mapped files of this process whose names mark them as CUDA libraries.
 std::vector<std::string> cuda_mappings() {
-  static const char* const marks[] = {"libcudart", "libcublas", "libcufft", "libcudnn",
-                                      "libcuda.so", "libconvlab_cuda"};
+  static const char* const marks[] = {"libcudart", "libcublas",  "libcufft",
+                                      "libcudnn",  "libcuda.so", "libconvlab_cuda"};
   std::ifstream maps("/proc/self/maps");
   std::vector<std::string> found;
   std::string line;
@@ -38,7 +37,8 @@ std::vector<std::string> cuda_mappings() {
 
 bool none_mapped(const char* when) {
   const std::vector<std::string> mapped = cuda_mappings();
-  for (const auto& m : mapped) std::fprintf(stderr, "%s: CUDA library mapped: %s\n", when, m.c_str());
+  for (const auto& m : mapped)
+    std::fprintf(stderr, "%s: CUDA library mapped: %s\n", when, m.c_str());
   return mapped.empty();
 }
 
@@ -77,8 +77,9 @@ int main() {
     std::printf("looked up %s (%s)\n", gpu.name().c_str(),
                 gpu.available().ok ? "available" : gpu.available().reason.c_str());
     if (cuda_mappings().empty()) {
-      std::fprintf(stderr, "after looking up cuda.im2col: no CUDA library mapped, so the scan "
-                           "cannot be trusted to see one\n");
+      std::fprintf(stderr,
+                   "after looking up cuda.im2col: no CUDA library mapped, so the scan "
+                   "cannot be trusted to see one\n");
       return 1;
     }
     std::printf("after a GPU lookup, mapped:");

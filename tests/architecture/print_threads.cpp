@@ -1,7 +1,6 @@
 // Prints the library's default thread count, for the affinity test (taskset -c 0 must give 1).
-#include <cstdio>
-
 #include <convlab/threads.hpp>
+#include <cstdio>
 
 int main() {
   std::printf("%d\n", convlab::num_threads());

@@ -68,7 +68,8 @@ TEST(Plugins, AModuleThatCannotBeOpenedIsMissingWithTheLoadersMessage) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("cannot load /nonexistent/libconvlab_fake.so"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos)
         << e.what();
   }
@@ -77,8 +78,8 @@ TEST(Plugins, AModuleThatCannotBeOpenedIsMissingWithTheLoadersMessage) {
 }
 
 TEST(Plugins, AFileThatIsNoSharedLibraryIsMissingWithTheLoadersMessage) {
-  const std::string path = ::testing::TempDir() + "convlab_not_a_module_" +
-                           std::to_string(::getpid()) + ".so";
+  const std::string path =
+      ::testing::TempDir() + "convlab_not_a_module_" + std::to_string(::getpid()) + ".so";
   // Longer than an ELF header, so the loader reads and rejects one rather than the size.
   std::ofstream(path) << std::string(256, 'x');
   CountingRegistry r(path);
