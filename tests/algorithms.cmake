@@ -21,6 +21,7 @@ if(CONVLAB_HAVE_CUDA)  # host logic of cuda/ (runs without a GPU) and the GPU su
             test_gpu_workspace test_gpu_ceilings)
     target_link_libraries(${t} PRIVATE convlab_cuda)
   endforeach()
+  include(${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu.cmake)  # gpu_check dry run, guard bands, FindCUDNN
 endif()
 convlab_add_test(test_nonfinite cpu cpu/test_nonfinite.cpp)
 convlab_add_test(test_cpu_onednn cpu cpu/test_cpu_onednn.cpp)

@@ -249,6 +249,9 @@ TEST(CudaRegistry, AvailabilityIsReported) {
   const Support device = cuda::device_support(cuda::default_device_index());
   std::cout << "CUDA device " << cuda::default_device_index() << ": "
             << (device ? "usable" : device.reason) << "\n";
+  // The marker scripts/gpu_check reads (one exact line, so no prose can be mistaken for it).
+  std::cout << "CONVLAB_GPU usable=" << (device ? "yes" : "no")
+            << (device ? "" : " reason=" + device.reason) << "\n";
   for (const std::string& name : names) {
     const Algorithm& a = registry().get(name);
     EXPECT_EQ(a.device(), Device::gpu);
