@@ -5,6 +5,7 @@
 
 #include "check_libs.hpp"
 #include "math_mode.hpp"
+#include "random_fill.hpp"
 #include "settings.hpp"
 
 namespace convlab::cuda {
@@ -33,7 +34,7 @@ Ceilings measure_ceilings(CudaContext& context, long long copy_bytes, long long 
   {
     DeviceBuffer src(context, static_cast<std::size_t>(copy_bytes));
     DeviceBuffer dst(context, static_cast<std::size_t>(copy_bytes));
-    context.fill_bytes(src.data(), 0, src.bytes());
+    fill_uniform_bytes(src.data(), src.bytes(), 1, context.stream());
     const double ms = best_ms([&] {
       CONVLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(),
                                          cudaMemcpyDeviceToDevice, context.stream()));
@@ -43,10 +44,20 @@ Ceilings measure_ceilings(CudaContext& context, long long copy_bytes, long long 
   {
     const std::size_t bytes = static_cast<std::size_t>(gemm_size * gemm_size) * sizeof(float);
     DeviceBuffer a(context, bytes), b(context, bytes), out(context, bytes);
-    for (DeviceBuffer* m : {&a, &b}) context.fill_bytes(m->data(), 0, m->bytes());
-    // The same cuBLAS workspace the plans reserve (settings.hpp), from the context.
+    fill_uniform(a.floats(), a.bytes() / sizeof(float), 2, context.stream());
+    fill_uniform(b.floats(), b.bytes() / sizeof(float), 3, context.stream());
+    // The same cuBLAS workspace the plans reserve (settings.hpp), from the context. The
+    // handle is shared: it must not keep pointing at this buffer once it is freed, so the
+    // guard (destroyed first, also when a call throws) waits for the GEMMs and detaches it.
     DeviceBuffer workspace(context, cublas_workspace_bytes(context.info().cc_major));
     CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context.cublas(), workspace.data(), workspace.bytes()));
+    struct Detach {
+      CudaContext& context;
+      ~Detach() {
+        cudaStreamSynchronize(context.stream());
+        cublasSetWorkspace(context.cublas(), nullptr, 0);
+      }
+    } detach{context};
     const float one = 1.0f, zero = 0.0f;
     const int n = static_cast<int>(gemm_size);
     const double ms = best_ms([&] {

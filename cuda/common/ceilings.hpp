@@ -1,9 +1,9 @@
 #pragma once
 // The two ceilings of a device that bound every convolution on it: the device-to-device copy
-// bandwidth and the fp32 SGEMM rate (cuBLAS in this process' math mode). Measured with
-// events on the context's stream, best of several runs after a warm-up; the GPU check
-// prints them next to its sweep, and a layer's floor is max(flops / SGEMM rate,
-// tensor bytes / bandwidth). CUDA-free header.
+// bandwidth and the fp32 SGEMM rate (cuBLAS in this process' math mode). Measured on random
+// data (zeros draw less power and can run faster) with events on the context's stream, best
+// of several runs after a warm-up; the GPU check prints them next to its sweep, and a layer's
+// floor is max(flops / SGEMM rate, tensor bytes / bandwidth). CUDA-free header.
 
 #include <string>
 

@@ -1,10 +1,13 @@
 // cudnn.find: cuDNN's own choice. plan() runs cudnnFind*AlgorithmEx, which times every
 // legacy algorithm of the pass on scratch tensors of the problem's shape, within a workspace
 // budget (CONVLAB_CUDNN_FIND_WORKSPACE, default 1 GiB, lowered to what the device has
-// free); the fastest that succeeded becomes the plan, and its name, time and workspace go
-// into notes(). Planning allocates (the scratch tensors and the trial workspace) and frees
-// everything before it returns; run() is the chosen algorithm's plain call.
+// free), on random tensors; the fastest that succeeded in an acceptable math type becomes the
+// plan (cudnn_find_pick.hpp: only CUDNN_FMA_MATH, true fp32, unless CONVLAB_ALLOW_TF32=1),
+// and its name, time, workspace and math type go into the plan info. Planning allocates (the
+// scratch tensors and the trial workspace) and frees everything before it returns; run() is
+// the chosen algorithm's plain call.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -13,8 +16,11 @@
 #include <vector>
 
 #include "convlab/device.hpp"
+#include "cuda/common/math_mode.hpp"
+#include "cuda/common/random_fill.hpp"
 #include "cuda/common/settings.hpp"
 #include "convlab/numerics.hpp"
+#include "cudnn_find_pick.hpp"
 #include "cudnn_common.hpp"
 #include "cudnn_names.hpp"
 
@@ -23,47 +29,15 @@ namespace {
 
 constexpr const char* kName = "cudnn.find";
 
-struct Choice {
-  int algo = -1;
-  float time_ms = 0;
-  std::size_t workspace = 0;
-  std::size_t budget = 0;
-  int tried = 0;
-  bool deterministic = false;
-  cudnnMathType_t math = CUDNN_FMA_MATH;
-};
-
-template <typename Perf>
-Choice pick(const Perf* results, int count, std::size_t budget) {
-  Choice choice;
-  choice.budget = budget;
-  choice.tried = count;
-  // Results come sorted by time. Without TF32 permission a tensor-op result is refused even
-  // if cuDNN offers one (it should not: the descriptor says CUDNN_FMA_MATH).
-  for (int i = 0; i < count; ++i) {
-    const Perf& r = results[i];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > budget) continue;
-    if (cudnn_math_type() == CUDNN_FMA_MATH && r.mathType != CUDNN_FMA_MATH &&
-        r.mathType != CUDNN_DEFAULT_MATH) {
-      continue;
-    }
-    choice.algo = static_cast<int>(r.algo);
-    choice.time_ms = r.time;
-    choice.workspace = r.memory;
-    choice.deterministic = r.determinism == CUDNN_DETERMINISTIC;
-    choice.math = r.mathType;
-    break;
-  }
-  return choice;
-}
-
-Choice find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
+FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
                  const ConvProblem& p, Pass pass) {
   context.activate();
   DeviceBuffer x(context, static_cast<std::size_t>(p.x_bytes()));
   DeviceBuffer w(context, static_cast<std::size_t>(p.w_bytes()));
   DeviceBuffer y(context, static_cast<std::size_t>(p.y_bytes()));
-  for (DeviceBuffer* b : {&x, &w, &y}) context.fill_bytes(b->data(), 0, b->bytes());
+  // Random tensors: timings on zeros are optimistic, and Find picks by timing.
+  std::uint64_t seed = 1;
+  for (DeviceBuffer* b : {&x, &w, &y}) fill_uniform_bytes(b->data(), b->bytes(), seed++, context.stream());
   // Leave room for cuDNN's own bookkeeping: at most 90% of what is free goes to the trial.
   const MemInfo memory = context.mem_info();
   const std::size_t budget = std::min(find_budget(), memory.free / 10 * 9);
@@ -76,21 +50,21 @@ Choice find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescript
       CONVLAB_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
           handle, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), kMax, &count, r,
           workspace.data(), budget));
-      return pick(r, count, budget);
+      return pick_find_result(r, count, budget, allow_tf32());
     }
     case Pass::backward_data: {
       cudnnConvolutionBwdDataAlgoPerf_t r[kMax];
       CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
           handle, d.w, w.data(), d.y, y.data(), d.conv, d.x, x.data(), kMax, &count, r,
           workspace.data(), budget));
-      return pick(r, count, budget);
+      return pick_find_result(r, count, budget, allow_tf32());
     }
     case Pass::backward_filter: {
       cudnnConvolutionBwdFilterAlgoPerf_t r[kMax];
       CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           handle, d.x, x.data(), d.y, y.data(), d.conv, d.w, w.data(), kMax, &count, r,
           workspace.data(), budget));
-      return pick(r, count, budget);
+      return pick_find_result(r, count, budget, allow_tf32());
     }
   }
   return {};
@@ -109,8 +83,10 @@ class FindPlan final : public Plan {
       throw Error(ErrorCode::unsupported,
                   std::string(kName) + " " + to_string(pass) + " " + problem.descriptor() +
                       ": no algorithm succeeded within the workspace budget of " +
-                      std::to_string(choice_.budget) + " bytes (" + std::to_string(choice_.tried) +
-                      " tried)");
+                      std::to_string(choice_.budget) + " bytes in " + math_mode_name() +
+                      " math (" + std::to_string(choice_.tried) + " tried, " +
+                      std::to_string(choice_.refused_math) +
+                      " refused for a math type that may use tensor cores)");
     }
     CONVLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(descriptors_.conv, choice_.math));
     // The size the plain query gives for the pick, in case it differs from Find's figure.
@@ -128,10 +104,11 @@ class FindPlan final : public Plan {
                      {"pick_deterministic", choice_.deterministic ? "true" : "false"},
                      {"cudnn_math_type", cudnn_math_type_name(choice_.math)},
                      {"tried", std::to_string(choice_.tried)},
+                     {"refused_for_math", std::to_string(choice_.refused_math)},
                      {"budget_bytes", std::to_string(choice_.budget)}};
   }
   std::size_t workspace_bytes() const override { return workspace_; }
-  const Choice& choice() const { return choice_; }
+  const FindPick& choice() const { return choice_; }
 
  protected:
   void execute(const Tensors& t, const Workspace& workspace, Stream) override {
@@ -147,7 +124,7 @@ class FindPlan final : public Plan {
   CudaContext& context_;
   cudnnHandle_t handle_;
   CudnnDescriptors descriptors_;
-  Choice choice_;
+  FindPick choice_;
   std::size_t workspace_ = 0;
 };
 
@@ -224,6 +201,13 @@ class FindAlgorithm final : public Algorithm {
 };
 
 }  // namespace
+
+// Until plans carry a typed math mode of their own, the one typed way to read it back.
+cudnnMathType_t cudnn_find_chosen_math(const Plan& plan) {
+  const auto* find = dynamic_cast<const FindPlan*>(&plan);
+  if (!find) throw Error(ErrorCode::invalid_argument, "cudnn_find_chosen_math: not a cudnn.find plan");
+  return find->choice().math;
+}
 
 std::unique_ptr<Algorithm> make_cudnn_find() { return std::make_unique<FindAlgorithm>(); }
 
