@@ -18,3 +18,9 @@ target_link_libraries(test_gpu_math_modes PRIVATE CUDA::cublas)
 if(CONVLAB_HAVE_CUDNN)
   target_link_libraries(test_gpu_math_modes PRIVATE CUDNN::cudnn)
 endif()
+
+# FindCUDNN does not pick an older decoy earlier on the search path (configure only).
+add_test(NAME find_cudnn.decoy
+         COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_SOURCE_DIR}/gpu/find_cudnn
+                 -B ${CMAKE_CURRENT_BINARY_DIR}/find_cudnn -DCONVLAB_CMAKE_DIR=${PROJECT_SOURCE_DIR}/cmake)
+set_tests_properties(find_cudnn.decoy PROPERTIES LABELS cpu)
