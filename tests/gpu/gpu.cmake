@@ -19,6 +19,9 @@ if(CONVLAB_HAVE_CUDNN)
   target_link_libraries(test_gpu_math_modes PRIVATE CUDNN::cudnn)
 endif()
 
+# The GPU memory test's guard bands, checked on the host with injected out-of-bounds writes.
+convlab_add_test(test_guard_bands cpu gpu/test_guard_bands.cpp)
+
 # FindCUDNN does not pick an older decoy earlier on the search path (configure only).
 add_test(NAME find_cudnn.decoy
          COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_SOURCE_DIR}/gpu/find_cudnn

@@ -4,7 +4,8 @@
 // allocated through it during run(); (2) cudaMemGetInfo before and after a warmed-up run
 // agrees within the driver's granularity, so no library allocated behind our back; (3) a
 // workspace one byte short is refused; (4) cuda.im2col's workspace is its documented
-// formula. Skipped without a usable device. Run it alone (not beside other GPU processes):
+// formula; (5) no run writes outside its buffers: x, w, y and the workspace each sit between
+// guard bands (guard_bands.hpp), checked after every run. Skipped without a usable device. Run it alone (not beside other GPU processes):
 // cudaMemGetInfo sees the whole device.
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include "cuda/common/device.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/im2col/cuda_im2col.hpp"
+#include "gpu/guard_bands.hpp"
 #include "support/conv_tester.hpp"
 
 namespace convlab {
@@ -57,16 +59,19 @@ void check_workspace(const Algorithm& algorithm, const ConvProblem& p, Pass pass
   ASSERT_EQ(&algorithm.context(), &context) << where;
   const HostTensors host = make_inputs(p, pass, testing::run_seed());
   const std::size_t before = context.current_bytes();
-  CaseBuffers buffers(context, p, host, ws);
-  const std::size_t tensors = static_cast<std::size_t>(p.x_bytes() + p.w_bytes() + p.y_bytes());
+  testing::GuardedCase buffers(context, host, ws);
+  const std::size_t tensors = static_cast<std::size_t>(p.x_bytes() + p.w_bytes() + p.y_bytes()) +
+                              testing::GuardedCase::overhead_bytes();
   EXPECT_EQ(context.current_bytes() - before, tensors + ws) << where;
   plan->run(buffers.tensors(), buffers.workspace());  // warm-up: lazy module loading
   context.synchronize();
+  EXPECT_EQ(buffers.check(), "") << where << ": run() wrote outside its buffers";
   context.reset_peak();
   const cuda::MemInfo free_before = context.mem_info();
   plan->run(buffers.tensors(), buffers.workspace());
   context.synchronize();
   const cuda::MemInfo free_after = context.mem_info();
+  EXPECT_EQ(buffers.check(), "") << where << ": the second run() wrote outside its buffers";
   EXPECT_EQ(context.peak_bytes(), context.current_bytes()) << where << ": run() allocated";
   EXPECT_EQ(context.peak_bytes() - before, tensors + ws) << where;
   const std::size_t drift = free_before.free > free_after.free ? free_before.free - free_after.free
