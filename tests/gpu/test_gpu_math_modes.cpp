@@ -39,8 +39,11 @@ TEST(GpuMathModes, CudnnFindPicksFp32) {
     auto plan = find.plan(p, pass);
     const cudnnMathType_t math = cuda::cudnn_find_chosen_math(*plan);
     EXPECT_TRUE(cuda::cudnn_find_math_acceptable(math, cuda::allow_tf32()))
-        << to_string(pass) << ": " << cuda::cudnn_math_type_name(math) << "; " << plan->notes();
-    if (!cuda::allow_tf32()) EXPECT_EQ(math, CUDNN_FMA_MATH) << plan->notes();
+        << to_string(pass) << ": " << cuda::cudnn_math_type_name(math) << "; " << plan->info().describe();
+    if (!cuda::allow_tf32()) {
+      EXPECT_EQ(math, CUDNN_FMA_MATH) << plan->info().describe();
+      EXPECT_EQ(plan->info().math_mode, MathMode::fp32) << plan->info().describe();
+    }
   }
 }
 #endif

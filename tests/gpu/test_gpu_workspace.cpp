@@ -77,7 +77,7 @@ void check_workspace(const Algorithm& algorithm, const ConvProblem& p, Pass pass
   const std::size_t drift = free_before.free > free_after.free ? free_before.free - free_after.free
                                                                : free_after.free - free_before.free;
   EXPECT_LE(drift, kGranularity) << where << ": device free memory moved by " << drift
-                                 << " bytes across run() (" << plan->notes() << ")";
+                                 << " bytes across run() (" << plan->info().describe() << ")";
   if (ws > 0) {
     Workspace short_ws = buffers.workspace();
     short_ws.bytes = ws - 1;
