@@ -78,7 +78,9 @@ def check_layout(out):
 
 def dry_run(gpu_check, build, scratch):
     out = os.path.join(scratch, "out")
-    code = run(gpu_check, build, out)
+    # The real host tests under a loaded ctest -j on a small machine can take several times
+    # what they take on the 16-core device machine: scale the caps, not the expectations.
+    code = run(gpu_check, build, out, env={"GPU_CHECK_CAP_SCALE": "4"})
     table, result = statuses(out)
     if table.get("probe") == "PASS":
         print("a usable GPU is here: the dry run would be a real check; skipped")
