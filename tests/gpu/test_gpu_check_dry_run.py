@@ -97,12 +97,20 @@ def dry_run(gpu_check, build, scratch):
     check_layout(out)
 
 
+# What `convbench list --format json` prints with the CUDA module loaded (the part gpu_check
+# reads), and with a module the dynamic loader refused.
+LIST_LOADED = ('''[[ $1 == list ]] && echo '{"algorithms": [{"name": "cuda.fft"}, '''
+               '''{"name": "cuda.im2col"}], "not_built": []}' && exit 0''')
+LIST_UNLOADED = ('''[[ $1 == list ]] && echo '{"algorithms": [], "not_built": [{"name": '''
+                 '''"cuda.*", "reason": "libconvlab_cuda.so: libcufft.so.12: cannot open"}]}' '''
+                 '''&& exit 0''')
+
 STUB_GTEST = """#!/bin/sh
 echo "[  PASSED  ] 1 test."
 """
 
 
-def stub_tree(root, host_line, workspace_body, convbench_body="exit 0"):
+def stub_tree(root, host_line, workspace_body, convbench_body=LIST_LOADED):
     """A build folder of shell scripts named like gpu_check's binaries."""
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(os.path.join(root, "tests"))
@@ -127,8 +135,7 @@ def stub_tree(root, host_line, workspace_body, convbench_body="exit 0"):
 
 # A convbench stand-in for a GPU machine: `run --out F` writes two rows to F.partial and
 # waits; on SIGTERM it stops as convbench does (F.partial kept, F not written).
-SLOW_CONVBENCH = r"""
-[[ $1 == list ]] && exit 0
+SLOW_CONVBENCH = LIST_LOADED + r"""
 out=""
 while (($#)); do [[ $1 == --out ]] && out=$2; shift; done
 printf 'layer,pass,algorithm,status,time_ms,gflops,total_bytes,workspace_bytes\n' > "$out.partial"
@@ -150,6 +157,15 @@ def classifier(gpu_check, scratch):
     expect(table.get("workspace") == "FAIL", "unloadable binary is %s" % table.get("workspace"))
     expect(table.get("ceilings") == "NO-GPU", "'not usable' read as %s" % table.get("ceilings"))
     check_layout(out)
+
+    tree = os.path.join(scratch, "stub_nomodule")
+    stub_tree(tree, "CONVLAB_GPU usable=no reason=none", "exit 0", LIST_UNLOADED)
+    run(gpu_check, tree, out)
+    table, _ = statuses(out)
+    expect(table.get("convbench") == "FAIL",
+           "a CUDA module that did not load: convbench is %s" % table.get("convbench"))
+    with open(os.path.join(out, "summary.txt")) as f:
+        expect("libcufft.so.12" in f.read(), "the summary does not name the loader's message")
 
     tree = os.path.join(scratch, "stub_nomarker")
     stub_tree(tree, "CUDA device 0: not usable", "exit 0")
