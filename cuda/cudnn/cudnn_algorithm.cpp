@@ -52,11 +52,11 @@ class CudnnPlan final : public Plan {
   std::size_t workspace_bytes() const override { return workspace_; }
 
  protected:
-  void execute(const Tensors& t, const Workspace& workspace, Stream) override {
+  void execute(const Tensors& t, const Workspace& workspace, Stream stream) override {
     check_run_arguments(name_, problem_, pass_, t, workspace, workspace_);
     context_.activate();
-    cudnn_run(handle_, descriptors_, pass_, algo_, t, workspace_ ? workspace.data : nullptr,
-              workspace_);
+    cudnn_run(context_, handle_, descriptors_, pass_, algo_, t,
+              workspace_ ? workspace.data : nullptr, workspace_, stream);
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "convlab/error.hpp"
 #include "cuda/common/math_mode.hpp"
+#include "cuda/common/run_stream.hpp"
 
 namespace convlab::cuda {
 
@@ -94,8 +95,31 @@ bool cudnn_declines(cudnnStatus_t status) {
   return family == 2 || family == 3;
 }
 
-void cudnn_run(cudnnHandle_t handle, const CudnnDescriptors& d, Pass pass, int algo,
-               const Tensors& t, void* workspace, std::size_t workspace_bytes) {
+namespace {
+
+// cudnnSetStream for one call, then back to the context's stream, so the shared handle never
+// keeps a caller's stream once the run has returned.
+class CudnnRunBinding {
+ public:
+  CudnnRunBinding(const CudaContext& context, cudnnHandle_t handle, CUstream_st* stream)
+      : context_(context), handle_(handle) {
+    CONVLAB_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  }
+  ~CudnnRunBinding() { (void)cudnnSetStream(handle_, context_.stream()); }
+  CudnnRunBinding(const CudnnRunBinding&) = delete;
+  CudnnRunBinding& operator=(const CudnnRunBinding&) = delete;
+
+ private:
+  const CudaContext& context_;
+  cudnnHandle_t handle_;
+};
+
+}  // namespace
+
+void cudnn_run(const CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
+               Pass pass, int algo, const Tensors& t, void* workspace, std::size_t workspace_bytes,
+               Stream stream) {
+  CudnnRunBinding bound(context, handle, run_stream(context, stream));
   const float alpha = 1.0f, beta = 0.0f;
   switch (pass) {
     case Pass::forward:

@@ -42,9 +42,12 @@ cudnnStatus_t cudnn_workspace_size(cudnnHandle_t handle, const CudnnDescriptors&
 /// (valid) problem": the NOT_SUPPORTED and BAD_PARAM families.
 bool cudnn_declines(cudnnStatus_t status);
 
-/// Runs the pass with one legacy algorithm (alpha 1, beta 0: the output is overwritten).
-void cudnn_run(cudnnHandle_t handle, const CudnnDescriptors& d, Pass pass, int algo,
-               const Tensors& t, void* workspace, std::size_t workspace_bytes);
+/// Runs the pass with one legacy algorithm (alpha 1, beta 0: the output is overwritten) on
+/// the run's stream (run_stream.hpp): `handle`, `context`'s, is bound to it for the call and
+/// back to the context's stream after.
+void cudnn_run(const CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
+               Pass pass, int algo, const Tensors& t, void* workspace, std::size_t workspace_bytes,
+               Stream stream);
 
 /// Whether cuDNN can be used here: a usable CUDA device, a cuDNN library of the major
 /// version this build was compiled against, and a handle. Probed once.

@@ -111,11 +111,13 @@ class FindPlan final : public Plan {
   const FindPick& choice() const { return choice_; }
 
  protected:
-  void execute(const Tensors& t, const Workspace& workspace, Stream) override {
+  // cuDNN's call on the caller's stream; the pick was made at plan time (Find times kernels
+  // and synchronises, which a graph capture cannot hold).
+  void execute(const Tensors& t, const Workspace& workspace, Stream stream) override {
     check_run_arguments(kName, problem_, pass_, t, workspace, workspace_);
     context_.activate();
-    cudnn_run(handle_, descriptors_, pass_, choice_.algo, t, workspace_ ? workspace.data : nullptr,
-              workspace_);
+    cudnn_run(context_, handle_, descriptors_, pass_, choice_.algo, t,
+              workspace_ ? workspace.data : nullptr, workspace_, stream);
   }
 
  private:

@@ -28,9 +28,9 @@
 // transform along W with exactly the geometry's bins; Hf = Wf = 1 is the identity (a copy
 // kernel).
 //
-// Steps of a run (one stream): place input A -> staging, R2C -> spectra A; place input B ->
-// staging, R2C -> spectra B; CGEMM per group -> spectra of the output; C2R -> staging; crop
-// with the scale into the output tensor.
+// Steps of a run (on the caller's stream, or the context's when it gives none): place input A ->
+// staging, R2C -> spectra A; place input B -> staging, R2C -> spectra B; CGEMM per group -> spectra
+// of the output; C2R -> staging; crop with the scale into the output tensor.
 //
 // Workspace (fft_geometry.hpp's total_bytes, then cuBLAS's): spectra of x, w and y
 // (8 bytes * planes * B each), staging (4 bytes * Hf*Wf * the largest tensor's planes), the
@@ -45,15 +45,16 @@
 #include <string>
 
 #include "convlab/error.hpp"
+#include "convlab/registry.hpp"
 #include "cuda/common/check_libs.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
+#include "cuda/common/run_stream.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/common/workspace_layout.hpp"
 #include "fft_cgemm.hpp"
 #include "fft_kernels.hpp"
 #include "fft_passes.hpp"
-#include "convlab/registry.hpp"
 
 namespace convlab::cuda {
 namespace {
@@ -97,19 +98,20 @@ class FftPlanHandle {
   bool made_ = false;
 };
 
-// The operations of a pass on the device: the kernels, cuFFT and cuBLAS on one stream.
+// The operations of a pass on the device: the kernels, cuFFT and cuBLAS on the run's stream.
 class DeviceOps final : public FftOps {
  public:
-  DeviceOps(CudaContext& context, FftPlanHandle* plans) : context_(context), plans_(plans) {}
+  DeviceOps(CudaContext& context, FftPlanHandle* plans, CUstream_st* stream)
+      : context_(context), plans_(plans), stream_(stream) {}
   void place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
              int64_t planes, int64_t hf, int64_t wf, float* staging) override {
-    launch_place(placement, src, src_h, src_w, planes, hf, wf, staging, context_.stream());
+    launch_place(placement, src, src_h, src_w, planes, hf, wf, staging, stream_);
   }
   void transform(int which, const CufftLayout& l, float* real, float* spectrum) override {
     if (l.rank == 0 && l.forward) {
-      launch_real_to_spectrum(real, l.batch, spectrum, context_.stream());
+      launch_real_to_spectrum(real, l.batch, spectrum, stream_);
     } else if (l.rank == 0) {
-      launch_spectrum_to_real(spectrum, l.batch, real, context_.stream());
+      launch_spectrum_to_real(spectrum, l.batch, real, stream_);
     } else if (l.forward) {
       CONVLAB_CUFFT_CHECK(
           cufftExecR2C(plans_[which].get(), real, reinterpret_cast<cufftComplex*>(spectrum)));
@@ -129,12 +131,13 @@ class DeviceOps final : public FftOps {
   }
   void crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
             int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst) override {
-    launch_crop(placement, staging, hf, wf, planes, dst_h, dst_w, scale, dst, context_.stream());
+    launch_crop(placement, staging, hf, wf, planes, dst_h, dst_w, scale, dst, stream_);
   }
 
  private:
   CudaContext& context_;
   FftPlanHandle* plans_;
+  CUstream_st* stream_;
 };
 
 class CudaFftPlan final : public Plan {
@@ -167,19 +170,21 @@ class CudaFftPlan final : public Plan {
   std::size_t workspace_bytes() const override { return layout_.bytes(); }
 
  protected:
-  void execute(const Tensors& t, const Workspace& ws, Stream) override {
+  // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
+  void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
     context_.activate();
+    CUstream_st* s = run_stream(context_, stream);
     unsigned char* base = static_cast<unsigned char*>(ws.data);
-    CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context_.cublas(), layout_.at<void>(base, cublas_slot_),
-                                            layout_.size(cublas_slot_)));
+    CublasRunBinding cublas(context_, s, layout_.at<void>(base, cublas_slot_),
+                            layout_.size(cublas_slot_));
     const FftBuffer& work = schedule_.geometry.library_work;
     for (FftPlanHandle& plan : plans_) {
-      if (plan.made() && work.bytes > 0) {
-        CONVLAB_CUFFT_CHECK(cufftSetWorkArea(plan.get(), base + work.offset));
-      }
+      if (!plan.made()) continue;
+      CONVLAB_CUFFT_CHECK(cufftSetStream(plan.get(), s));
+      if (work.bytes > 0) CONVLAB_CUFFT_CHECK(cufftSetWorkArea(plan.get(), base + work.offset));
     }
-    DeviceOps ops(context_, plans_);
+    DeviceOps ops(context_, plans_, s);
     run_fft_pass(p_, schedule_, t, base, ops);
   }
 

@@ -36,14 +36,15 @@
 #include <memory>
 
 #include "convlab/error.hpp"
+#include "convlab/registry.hpp"
 #include "cuda/common/check_libs.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
+#include "cuda/common/run_stream.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/common/workspace_layout.hpp"
 #include "im2col_kernels.hpp"
 #include "im2col_passes.hpp"
-#include "convlab/registry.hpp"
 
 namespace convlab::cuda {
 
@@ -113,11 +114,11 @@ constexpr const char* kName = "cuda.im2col";
 
 cublasOperation_t op_of(char op) { return op == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-// The operations of a pass on the device: cuBLAS on the context's handle (bound to its
-// stream) and the kernels on that stream.
+// The operations of a pass on the device: cuBLAS on the context's handle (bound to the run's
+// stream for the run) and the kernels on that stream.
 class DeviceOps final : public Im2colOps {
  public:
-  explicit DeviceOps(CudaContext& context) : context_(context) {}
+  DeviceOps(CudaContext& context, CUstream_st* stream) : context_(context), stream_(stream) {}
   void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
             int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float beta, float* c,
             int64_t ldc, int64_t stride_c, int64_t batch) override {
@@ -127,18 +128,19 @@ class DeviceOps final : public Im2colOps {
                                                       stride_b, &beta, c, ldc, stride_c, batch));
   }
   void im2col(const Im2colGeometry& g, const float* x_group, float* col) override {
-    launch_im2col(g, x_group, col, context_.stream());
+    launch_im2col(g, x_group, col, stream_);
   }
   void col2im(const Im2colGeometry& g, const float* col, float* dx_group) override {
-    launch_col2im(g, col, dx_group, context_.stream());
+    launch_col2im(g, col, dx_group, stream_);
   }
   void stage(const float* src, int64_t src_image_stride, int64_t images, int64_t rows, int64_t cols,
              float* dst) override {
-    launch_stage(src, src_image_stride, images, rows, cols, dst, context_.stream());
+    launch_stage(src, src_image_stride, images, rows, cols, dst, stream_);
   }
 
  private:
   CudaContext& context_;
+  CUstream_st* stream_;
 };
 
 class CudaIm2colPlan final : public Plan {
@@ -160,17 +162,17 @@ class CudaIm2colPlan final : public Plan {
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
 
  protected:
-  void execute(const Tensors& t, const Workspace& ws, Stream) override {
+  // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
+  void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, layout_.workspace_bytes);
     context_.activate();
+    CUstream_st* s = run_stream(context_, stream);
     unsigned char* base = static_cast<unsigned char*>(ws.data);
-    CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(
-        context_.cublas(), layout_.cublas_bytes ? base + layout_.cublas_offset : nullptr,
-        layout_.cublas_bytes));
+    CublasRunBinding cublas(context_, s, base + layout_.cublas_offset, layout_.cublas_bytes);
     float* col = layout_.col_bytes ? reinterpret_cast<float*>(base + layout_.col_offset) : nullptr;
     float* stage =
         layout_.stage_bytes ? reinterpret_cast<float*>(base + layout_.stage_offset) : nullptr;
-    DeviceOps ops(context_);
+    DeviceOps ops(context_, s);
     run_im2col_pass(p_, pass_, layout_, t, col, stage, ops);
   }
 

@@ -20,6 +20,10 @@ if(CONVLAB_HAVE_CUDNN)
   target_link_libraries(test_gpu_math_modes PRIVATE CUDNN::cudnn)
 endif()
 
+# One pass per GPU algorithm on the test's own stream, captured into a CUDA graph, replayed.
+convlab_add_test(test_gpu_graph gpu gpu/test_gpu_graph.cpp)
+target_link_libraries(test_gpu_graph PRIVATE CUDA::cudart)
+
 # The GPU memory test's guard bands, checked on the host with injected out-of-bounds writes.
 convlab_add_test(test_guard_bands cpu gpu/test_guard_bands.cpp)
 

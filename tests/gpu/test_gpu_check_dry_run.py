@@ -86,7 +86,8 @@ def dry_run(gpu_check, build, scratch):
         print("a usable GPU is here: the dry run would be a real check; skipped")
         sys.exit(77)
     expect(code == 3, "the dry run exited %d, not 3 (no GPU)" % code)
-    for phase in ("probe", "workspace", "math_modes", "ceilings", "gpu_tests", "sweep", "check"):
+    for phase in ("probe", "workspace", "math_modes", "graphs", "ceilings", "gpu_tests", "sweep",
+                  "check"):
         expect(table.get(phase) == "NO-GPU", "%s is %s, not NO-GPU" % (phase, table.get(phase)))
     for phase in ("env", "host_tests", "convbench"):
         expect(table.get(phase) == "PASS", "%s is %s, not PASS" % (phase, table.get(phase)))
@@ -121,6 +122,7 @@ def stub_tree(root, host_line, workspace_body, convbench_body=LIST_LOADED):
         "tests/test_cuda_emulated": STUB_GTEST,
         "tests/test_gpu_algorithms": STUB_GTEST,
         "tests/test_gpu_math_modes": STUB_GTEST,
+        "tests/test_gpu_graph": STUB_GTEST,
         "tests/test_gpu_workspace": "#!/bin/sh\n" + workspace_body + "\n",
         "tests/test_gpu_ceilings":
             "#!/bin/sh\necho 'CEILINGS device=\"stub\" copy_gb_per_s=4000 sgemm_gflop_per_s=50000'\n",

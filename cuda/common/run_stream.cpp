@@ -1,0 +1,24 @@
+#include "run_stream.hpp"
+
+#include "check_libs.hpp"
+
+namespace convlab::cuda {
+
+CublasRunBinding::CublasRunBinding(const CudaContext& context, CUstream_st* stream, void* workspace,
+                                   std::size_t bytes)
+    : context_(context) {
+  CONVLAB_CUBLAS_CHECK(cublasSetStream(context.cublas(), stream));
+  try {
+    CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context.cublas(), bytes ? workspace : nullptr, bytes));
+  } catch (...) {
+    cublasSetStream(context.cublas(), context.stream());
+    throw;
+  }
+}
+
+CublasRunBinding::~CublasRunBinding() {
+  // Only fails for an invalid handle, which the constructor's calls would have reported.
+  (void)cublasSetStream(context_.cublas(), context_.stream());
+}
+
+}  // namespace convlab::cuda

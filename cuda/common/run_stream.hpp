@@ -1,0 +1,36 @@
+#pragma once
+// The stream a run is issued on. Plan::run takes the caller's stream (convlab::Stream: a
+// cudaStream_t, or null for the context's own), and every kernel, cuFFT, cuBLAS and cuDNN
+// call of the run goes on it, so research code can order a convlab pass with its own work
+// and capture it into a CUDA graph. What may not happen inside a run for that (allocation,
+// synchronisation, reading device memory back) happens at plan time. CUDA-free header.
+
+#include <cstddef>
+
+#include "convlab/algorithm.hpp"
+#include "device.hpp"
+
+namespace convlab::cuda {
+
+/// The stream of a run: the caller's, or the context's own when it passes none.
+inline CUstream_st* run_stream(const CudaContext& context, Stream stream) {
+  return stream.handle ? static_cast<CUstream_st*>(stream.handle) : context.stream();
+}
+
+/// Binds the context's shared cuBLAS handle to a run's stream with the run's workspace as
+/// its scratch (cublasSetStream first: it resets the workspace); on leaving, binds it back
+/// to the context's stream, so the handle never keeps a caller's stream or a pointer into a
+/// caller's workspace once the run has returned.
+class CublasRunBinding {
+ public:
+  CublasRunBinding(const CudaContext& context, CUstream_st* stream, void* workspace,
+                   std::size_t bytes);
+  ~CublasRunBinding();
+  CublasRunBinding(const CublasRunBinding&) = delete;
+  CublasRunBinding& operator=(const CublasRunBinding&) = delete;
+
+ private:
+  const CudaContext& context_;
+};
+
+}  // namespace convlab::cuda
