@@ -1,6 +1,7 @@
 // The kernels of cuda.fft around cuFFT and cuBLAS: placement into the transform planes
 // (a gather: each slot reads at most one element, fft_element_at), the crop back out, and
-// the trivial 1 x 1 transform. Grid-stride loops in int64_t.
+// the trivial 1 x 1 transform. Grid-stride loops in int64_t; the index splits divide by
+// multiplication (PlaneSplit, PlacementSteps in fft_kernels.hpp).
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
@@ -16,23 +17,21 @@ unsigned grid_for(int64_t elements) {
   return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
 }
 
-__global__ void place_kernel(FftPlacement pl, const float* __restrict__ src, int64_t src_h,
-                             int64_t src_w, int64_t planes, int64_t hf, int64_t wf,
-                             float* __restrict__ staging) {
-  const int64_t total = planes * hf * wf;
+__global__ void place_kernel(FftPlacement pl, PlacementSteps steps, PlaneSplit split,
+                             const float* __restrict__ src, int64_t src_h, int64_t src_w,
+                             int64_t total, float* __restrict__ staging) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
-    staging[e] = fft_place_value(pl, src, src_h, src_w, hf, wf, e);
+    staging[e] = fft_place_value(pl, steps, split, src, src_h, src_w, e);
   }
 }
 
-__global__ void crop_kernel(FftPlacement pl, const float* __restrict__ staging, int64_t hf,
-                            int64_t wf, int64_t planes, int64_t dst_h, int64_t dst_w, float scale,
+__global__ void crop_kernel(FftPlacement pl, PlaneSplit split, const float* __restrict__ staging,
+                            int64_t hf, int64_t wf, int64_t total, float scale,
                             float* __restrict__ dst) {
-  const int64_t total = planes * dst_h * dst_w;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
-    dst[e] = fft_crop_value(pl, staging, hf, wf, dst_h, dst_w, scale, e);
+    dst[e] = fft_crop_value(pl, split, staging, hf, wf, scale, e);
   }
 }
 
@@ -56,16 +55,20 @@ __global__ void spectrum_to_real_kernel(const float2* __restrict__ spectrum, int
 
 void launch_place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
                   int64_t planes, int64_t hf, int64_t wf, float* staging, CUstream_st* stream) {
-  place_kernel<<<grid_for(planes * hf * wf), kThreads, 0, stream>>>(placement, src, src_h, src_w,
-                                                                    planes, hf, wf, staging);
+  // The divisors are made here, on the host, once per launch (no device work, capturable).
+  const int64_t total = planes * hf * wf;
+  place_kernel<<<grid_for(total), kThreads, 0, stream>>>(placement, PlacementSteps::of(placement),
+                                                         PlaneSplit::of(hf, wf), src, src_h, src_w,
+                                                         total, staging);
   CONVLAB_CUDA_CHECK_LAUNCH("place_kernel");
 }
 
 void launch_crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
                  int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst,
                  CUstream_st* stream) {
-  crop_kernel<<<grid_for(planes * dst_h * dst_w), kThreads, 0, stream>>>(
-      placement, staging, hf, wf, planes, dst_h, dst_w, scale, dst);
+  const int64_t total = planes * dst_h * dst_w;
+  crop_kernel<<<grid_for(total), kThreads, 0, stream>>>(placement, PlaneSplit::of(dst_h, dst_w),
+                                                        staging, hf, wf, total, scale, dst);
   CONVLAB_CUDA_CHECK_LAUNCH("crop_kernel");
 }
 

@@ -6,34 +6,65 @@
 
 #include <cstdint>
 
+#include "strategy/fast_divmod.hpp"
 #include "strategy/fft_geometry.hpp"
 
 struct CUstream_st;
 
 namespace convlab::cuda {
 
-/// Element e of the staged real planes (Hf x Wf each): the element of src placed at that
-/// slot, or 0 (a gather: a slot holds at most one element).
-CONVLAB_HD float fft_place_value(const FftPlacement& pl, const float* src, int64_t src_h,
-                                 int64_t src_w, int64_t hf, int64_t wf, int64_t e) {
-  const int64_t plane = hf * wf;
-  const int64_t p = e / plane;
-  const int64_t rest = e - p * plane;
-  const int64_t sh = rest / wf;
-  const int64_t i = fft_element_at(pl.h, sh);
-  const int64_t j = fft_element_at(pl.w, rest - sh * wf);
+/// The split of a flat index e over planes of rows x cols into (plane, row, column), with
+/// the divisors made once per launch on the host (fast_divmod.hpp): no division per element.
+struct PlaneSplit {
+  FastDivmod plane, row;  ///< by rows * cols, by cols
+  static PlaneSplit of(int64_t rows, int64_t cols) {
+    return {FastDivmod::make(rows * cols), FastDivmod::make(cols)};
+  }
+  CONVLAB_HD int64_t split(int64_t e, int64_t* row_index, int64_t* col_index) const {
+    int64_t rest = 0;
+    const int64_t p = plane.divmod(e, &rest);
+    *row_index = row.divmod(rest, col_index);
+    return p;
+  }
+};
+
+/// The placement's steps as divisors, for fft_element_at below.
+struct PlacementSteps {
+  FastDivmod h, w;
+  static PlacementSteps of(const FftPlacement& pl) {
+    return {FastDivmod::make(pl.h.step), FastDivmod::make(pl.w.step)};
+  }
+};
+
+/// fft_geometry.hpp's fft_element_at with the step as a divisor: the element placed at
+/// `slot` along the axis, or -1 where the slot holds a zero.
+CONVLAB_HD int64_t fft_element_at(const FftAxisPlacement& a, const FastDivmod& step, int64_t slot) {
+  const int64_t d = slot - a.offset;
+  if (d < 0) return -1;
+  int64_t off_grid = 0;
+  const int64_t i = step.divmod(d, &off_grid);
+  return off_grid == 0 && i < a.count ? i : -1;
+}
+
+/// Element e of the staged real planes (`staging` = PlaneSplit::of(Hf, Wf)): the element of
+/// src placed at that slot, or 0 (a gather: a slot holds at most one element).
+CONVLAB_HD float fft_place_value(const FftPlacement& pl, const PlacementSteps& steps,
+                                 const PlaneSplit& staging, const float* src, int64_t src_h,
+                                 int64_t src_w, int64_t e) {
+  int64_t sh = 0, sw = 0;
+  const int64_t p = staging.split(e, &sh, &sw);
+  const int64_t i = fft_element_at(pl.h, steps.h, sh);
+  const int64_t j = fft_element_at(pl.w, steps.w, sw);
   return (i < 0 || j < 0) ? 0.0f : src[(p * src_h + i) * src_w + j];
 }
 
-/// Element e of the cropped tensor (planes of dst_h x dst_w): scale * its slot's value, or 0
-/// for an element not placed (x rows/columns that no kept output reaches).
-CONVLAB_HD float fft_crop_value(const FftPlacement& pl, const float* staging, int64_t hf,
-                                int64_t wf, int64_t dst_h, int64_t dst_w, float scale, int64_t e) {
-  const int64_t plane = dst_h * dst_w;
-  const int64_t p = e / plane;
-  const int64_t rest = e - p * plane;
-  const int64_t i = rest / dst_w;
-  const int64_t j = rest - i * dst_w;
+/// Element e of the cropped tensor (`dst` = PlaneSplit::of(dst_h, dst_w)): scale * its
+/// slot's value in the Hf x Wf staging planes, or 0 for an element not placed (x
+/// rows/columns that no kept output reaches).
+CONVLAB_HD float fft_crop_value(const FftPlacement& pl, const PlaneSplit& dst, const float* staging,
+                                int64_t hf, int64_t wf, float scale, int64_t e) {
+  int64_t i = 0, j = 0;
+  const int64_t p = dst.split(e, &i, &j);
   if (i >= pl.h.count || j >= pl.w.count) return 0.0f;
   return scale * staging[(p * hf + fft_slot(pl.h, i)) * wf + fft_slot(pl.w, j)];
 }

@@ -19,7 +19,7 @@ unsigned grid_for(int64_t elements) {
 
 // One block row per column-buffer row (channel and tap split once per row, not per element),
 // threads along the row's images * OH * OW columns, so writes are coalesced.
-__global__ void im2col_kernel(Im2colGeometry g, const float* __restrict__ x_group,
+__global__ void im2col_kernel(Im2colGeometry g, Im2colDivisors d, const float* __restrict__ x_group,
                               float* __restrict__ col) {
   const int64_t cols = col_cols(g);
   const int64_t rows = col_rows(g);
@@ -29,25 +29,19 @@ __global__ void im2col_kernel(Im2colGeometry g, const float* __restrict__ x_grou
     float* out = col + row * cols;
     for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < cols;
          e += int64_t(gridDim.x) * blockDim.x) {
-      out[e] = im2col_gather(g, t, x_c, e);
+      out[e] = im2col_gather(g, d, t, x_c, e);
     }
   }
 }
 
-__global__ void col2im_kernel(Im2colGeometry g, const float* __restrict__ col,
+__global__ void col2im_kernel(Im2colGeometry g, Im2colDivisors d, const float* __restrict__ col,
                               float* __restrict__ dx_group) {
-  const int64_t plane = plane_elems(g);
-  const int64_t per_image = g.channels * plane;
-  const int64_t total = g.images * per_image;
+  const int64_t total = g.images * g.channels * plane_elems(g);
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t image = e / per_image;
-    const int64_t rest = e - image * per_image;
-    const int64_t c = rest / plane;
-    const int64_t pixel = rest - c * plane;
-    const int64_t ih = pixel / g.in_w;
-    const int64_t iw = pixel - ih * g.in_w;
-    dx_group[image * g.image_stride + rest] = col2im_element(g, col, image, c, ih, iw);
+    int64_t offset = 0;
+    const float sum = col2im_gather(g, d, col, e, &offset);
+    dx_group[offset] = sum;
   }
 }
 
@@ -67,14 +61,15 @@ void launch_im2col(const Im2colGeometry& g, const float* x_group, float* col, CU
   const int64_t x_blocks = (col_cols(g) + kThreads - 1) / kThreads;
   const dim3 grid(static_cast<unsigned>(x_blocks < 1024 ? x_blocks : 1024),
                   static_cast<unsigned>(rows < 65535 ? rows : 65535));
-  im2col_kernel<<<grid, kThreads, 0, stream>>>(g, x_group, col);
+  // The divisors are made here, on the host, once per launch (no device work, capturable).
+  im2col_kernel<<<grid, kThreads, 0, stream>>>(g, Im2colDivisors::of(g), x_group, col);
   CONVLAB_CUDA_CHECK_LAUNCH("im2col_kernel");
 }
 
 void launch_col2im(const Im2colGeometry& g, const float* col, float* dx_group,
                    CUstream_st* stream) {
   col2im_kernel<<<grid_for(g.images * g.channels * plane_elems(g)), kThreads, 0, stream>>>(
-      g, col, dx_group);
+      g, Im2colDivisors::of(g), col, dx_group);
   CONVLAB_CUDA_CHECK_LAUNCH("col2im_kernel");
 }
 

@@ -12,20 +12,42 @@ struct CUstream_st;
 
 namespace convlab::cuda {
 
+/// The divisors of the kernels' index math, made on the host once per launch
+/// (strategy/fast_divmod.hpp): no division per element.
+struct Im2colDivisors {
+  FastDivmod pixels, out_w;           ///< im2col: column index -> image, oh, ow
+  FastDivmod per_image, plane, in_w;  ///< col2im: dx index -> image, channel, ih, iw
+  FastDivmod stride_h, stride_w;      ///< col2im: input -> output on the stride grid
+  static Im2colDivisors of(const Im2colGeometry& g) {
+    return {FastDivmod::make(col_pixels(g)),
+            FastDivmod::make(g.out_w),
+            FastDivmod::make(g.channels * plane_elems(g)),
+            FastDivmod::make(plane_elems(g)),
+            FastDivmod::make(g.in_w),
+            FastDivmod::make(g.stride_h),
+            FastDivmod::make(g.stride_w)};
+  }
+};
+
 /// col[row, col_index] for the row whose channel and tap are `t` (split once per row),
 /// x_c = the group's channel t.c plane of image 0: im2col_source's arithmetic with the row
 /// split hoisted out of the per-element work.
-CONVLAB_HD float im2col_gather(const Im2colGeometry& g, const ColRow& t, const float* x_c,
-                               int64_t col_index) {
-  const int64_t pixels = col_pixels(g);
-  const int64_t image = col_index / pixels;
-  const int64_t p = col_index - image * pixels;
-  const int64_t oh = p / g.out_w;
-  const int64_t ow = p - oh * g.out_w;
-  const int64_t ih = input_coord(oh, t.i, g.pad_h, g.stride_h, g.dilation_h);
-  const int64_t iw = input_coord(ow, t.j, g.pad_w, g.stride_w, g.dilation_w);
-  const bool inside = ih >= 0 && ih < g.in_h && iw >= 0 && iw < g.in_w;
-  return inside ? x_c[image * g.image_stride + ih * g.in_w + iw] : 0.0f;
+CONVLAB_HD float im2col_gather(const Im2colGeometry& g, const Im2colDivisors& d, const ColRow& t,
+                               const float* x_c, int64_t col_index) {
+  const int64_t s = im2col_tap_source(g, t, d.pixels, d.out_w, col_index);
+  return s < 0 ? 0.0f : x_c[s];
+}
+
+/// Element e of dx_group in the order the col2im kernel walks it (image, channel, ih, iw):
+/// col2im_element's sum, and in *offset where it goes (images are image_stride apart).
+CONVLAB_HD float col2im_gather(const Im2colGeometry& g, const Im2colDivisors& d, const float* col,
+                               int64_t e, int64_t* offset) {
+  int64_t rest = 0, pixel = 0, iw = 0;
+  const int64_t image = d.per_image.divmod(e, &rest);
+  const int64_t c = d.plane.divmod(rest, &pixel);
+  const int64_t ih = d.in_w.divmod(pixel, &iw);
+  *offset = image * g.image_stride + rest;
+  return col2im_element_by(g, d.stride_h, d.stride_w, col, image, c, ih, iw);
 }
 
 /// Element e of the staged matrix [rows, images * cols]: its offset in the source, whose

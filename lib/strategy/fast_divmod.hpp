@@ -18,7 +18,7 @@
 #include <string>
 
 #include "convlab/error.hpp"
-#include "hd.hpp"
+#include "strategy/hd.hpp"
 
 namespace convlab {
 
@@ -62,6 +62,17 @@ struct FastDivmod {
   /// floor(n / divisor), and n - that * divisor in *rest, for 0 <= n.
   CONVLAB_HD int64_t divmod(int64_t n, int64_t* rest) const {
     const int64_t q = divide(n);
+    *rest = n - q * divisor;
+    return q;
+  }
+};
+
+/// FastDivmod's interface with the divide instruction, for index math that is written once
+/// for both (a template on the divider) and runs where precomputing does not pay.
+struct PlainDivmod {
+  int64_t divisor = 1;
+  CONVLAB_HD int64_t divmod(int64_t n, int64_t* rest) const {
+    const int64_t q = n / divisor;
     *rest = n - q * divisor;
     return q;
   }

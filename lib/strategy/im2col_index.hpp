@@ -29,6 +29,7 @@
 
 #include "convlab/error.hpp"
 #include "convlab/problem.hpp"
+#include "strategy/fast_divmod.hpp"
 #include "strategy/hd.hpp"
 
 namespace convlab {
@@ -109,12 +110,19 @@ CONVLAB_HD int64_t input_coord(int64_t out, int64_t tap, int64_t pad, int64_t st
 
 /// The inverse, for the gather: the output coordinate whose tap `tap` reads input `in`, or
 /// -1 when none does (not on the stride grid, or outside [0, out_size)).
+/// `stride` is a divider (strategy/fast_divmod.hpp): PlainDivmod, or FastDivmod in kernels.
+template <class Divmod>
+CONVLAB_HD int64_t output_coord_by(int64_t in, int64_t tap, int64_t pad, const Divmod& stride,
+                                   int64_t dilation, int64_t out_size) {
+  const int64_t t = in + pad - tap * dilation;
+  if (t < 0) return -1;
+  int64_t off_grid = 0;
+  const int64_t out = stride.divmod(t, &off_grid);
+  return off_grid == 0 && out < out_size ? out : -1;
+}
 CONVLAB_HD int64_t output_coord(int64_t in, int64_t tap, int64_t pad, int64_t stride,
                                 int64_t dilation, int64_t out_size) {
-  const int64_t t = in + pad - tap * dilation;
-  if (t < 0 || t % stride != 0) return -1;
-  const int64_t out = t / stride;
-  return out < out_size ? out : -1;
+  return output_coord_by(in, tap, pad, PlainDivmod{stride}, dilation, out_size);
 }
 
 /// The half-open range [begin, end) of outputs whose tap `tap` reads inside [0, in_size):
@@ -143,17 +151,25 @@ CONVLAB_HD OutputRange valid_outputs(int64_t in_size, int64_t out_size, int64_t 
 
 /// Where col[row, col_index] comes from: its offset from x_group (image * image_stride +
 /// c * H*W + ih * W + iw), or -1 when it reads padding (the element is 0).
-CONVLAB_HD int64_t im2col_source(const Im2colGeometry& g, int64_t row, int64_t col_index) {
-  const ColRow t = split_col_row(g, row);
-  const int64_t pixels = col_pixels(g);
-  const int64_t image = col_index / pixels;
-  const int64_t p = col_index - image * pixels;
-  const int64_t oh = p / g.out_w;
-  const int64_t ow = p - oh * g.out_w;
+/// The same within the channel plane of row `t`, for a column index split by `pixels`
+/// (OH*OW) and `out_w` (dividers as in output_coord_by): image * image_stride + ih * W + iw,
+/// or -1 in the padding.
+template <class Divmod>
+CONVLAB_HD int64_t im2col_tap_source(const Im2colGeometry& g, const ColRow& t, const Divmod& pixels,
+                                     const Divmod& out_w, int64_t col_index) {
+  int64_t p = 0, ow = 0;
+  const int64_t image = pixels.divmod(col_index, &p);
+  const int64_t oh = out_w.divmod(p, &ow);
   const int64_t ih = input_coord(oh, t.i, g.pad_h, g.stride_h, g.dilation_h);
   const int64_t iw = input_coord(ow, t.j, g.pad_w, g.stride_w, g.dilation_w);
   if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) return -1;
-  return image * g.image_stride + t.c * plane_elems(g) + ih * g.in_w + iw;
+  return image * g.image_stride + ih * g.in_w + iw;
+}
+CONVLAB_HD int64_t im2col_source(const Im2colGeometry& g, int64_t row, int64_t col_index) {
+  const ColRow t = split_col_row(g, row);
+  const int64_t s =
+      im2col_tap_source(g, t, PlainDivmod{col_pixels(g)}, PlainDivmod{g.out_w}, col_index);
+  return s < 0 ? -1 : s + t.c * plane_elems(g);
 }
 
 /// col[row, col_index] read from x_group (one thread per element in a kernel).
@@ -166,21 +182,29 @@ CONVLAB_HD float im2col_element(const Im2colGeometry& g, const float* x_group, i
 /// The gather of col2im: dx[image, c, ih, iw] of the group = the sum over taps (i, j), in
 /// that order, from 0.0f, of col[col_row(c, i, j), image*OH*OW + oh*OW + ow] for the one
 /// (oh, ow) per tap that reads (ih, iw), if any. `col` has col_cols(g) columns.
-CONVLAB_HD float col2im_element(const Im2colGeometry& g, const float* col, int64_t image, int64_t c,
-                                int64_t ih, int64_t iw) {
+/// With the strides as dividers (output_coord_by); the same sums in the same order.
+template <class Divmod>
+CONVLAB_HD float col2im_element_by(const Im2colGeometry& g, const Divmod& stride_h,
+                                   const Divmod& stride_w, const float* col, int64_t image,
+                                   int64_t c, int64_t ih, int64_t iw) {
   const int64_t cols = col_cols(g);
   const int64_t base = image * col_pixels(g);
   float sum = 0.0f;
   for (int64_t i = 0; i < g.kernel_h; ++i) {
-    const int64_t oh = output_coord(ih, i, g.pad_h, g.stride_h, g.dilation_h, g.out_h);
+    const int64_t oh = output_coord_by(ih, i, g.pad_h, stride_h, g.dilation_h, g.out_h);
     if (oh < 0) continue;
     for (int64_t j = 0; j < g.kernel_w; ++j) {
-      const int64_t ow = output_coord(iw, j, g.pad_w, g.stride_w, g.dilation_w, g.out_w);
+      const int64_t ow = output_coord_by(iw, j, g.pad_w, stride_w, g.dilation_w, g.out_w);
       if (ow < 0) continue;
       sum += col[col_row(g, c, i, j) * cols + base + oh * g.out_w + ow];
     }
   }
   return sum;
+}
+CONVLAB_HD float col2im_element(const Im2colGeometry& g, const float* col, int64_t image, int64_t c,
+                                int64_t ih, int64_t iw) {
+  return col2im_element_by(g, PlainDivmod{g.stride_h}, PlainDivmod{g.stride_w}, col, image, c, ih,
+                           iw);
 }
 
 /// The geometry of problem `p` with `images` images per column buffer (host only: validates

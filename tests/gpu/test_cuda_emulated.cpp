@@ -50,21 +50,23 @@ class HostIm2colOps final : public cuda::Im2colOps {
         }
   }
   void im2col(const Im2colGeometry& g, const float* x_group, float* col) override {
+    const auto d = cuda::Im2colDivisors::of(g);
     for (int64_t row = 0; row < col_rows(g); ++row) {
       const ColRow t = split_col_row(g, row);
       for (int64_t e = 0; e < col_cols(g); ++e) {
-        col[row * col_cols(g) + e] = cuda::im2col_gather(g, t, x_group + t.c * plane_elems(g), e);
+        col[row * col_cols(g) + e] =
+            cuda::im2col_gather(g, d, t, x_group + t.c * plane_elems(g), e);
       }
     }
   }
   void col2im(const Im2colGeometry& g, const float* col, float* dx_group) override {
-    for (int64_t m = 0; m < g.images; ++m)
-      for (int64_t c = 0; c < g.channels; ++c)
-        for (int64_t ih = 0; ih < g.in_h; ++ih)
-          for (int64_t iw = 0; iw < g.in_w; ++iw) {
-            dx_group[m * g.image_stride + (c * g.in_h + ih) * g.in_w + iw] =
-                col2im_element(g, col, m, c, ih, iw);
-          }
+    // The kernel's own walk: one flat index per element, split by the divisors.
+    const auto d = cuda::Im2colDivisors::of(g);
+    for (int64_t e = 0; e < g.images * g.channels * plane_elems(g); ++e) {
+      int64_t offset = 0;
+      const float sum = cuda::col2im_gather(g, d, col, e, &offset);
+      dx_group[offset] = sum;
+    }
   }
   void stage(const float* src, int64_t stride, int64_t images, int64_t rows, int64_t cols,
              float* dst) override {
@@ -91,8 +93,10 @@ class HostFftOps final : public cuda::FftOps {
  public:
   void place(const FftPlacement& pl, const float* src, int64_t src_h, int64_t src_w, int64_t planes,
              int64_t hf, int64_t wf, float* staging) override {
+    const auto steps = cuda::PlacementSteps::of(pl);
+    const auto split = cuda::PlaneSplit::of(hf, wf);
     for (int64_t e = 0; e < planes * hf * wf; ++e) {
-      staging[e] = cuda::fft_place_value(pl, src, src_h, src_w, hf, wf, e);
+      staging[e] = cuda::fft_place_value(pl, steps, split, src, src_h, src_w, e);
     }
   }
   // cuFFT's R2C / C2R over the layout's batch: the half spectrum along the last dimension,
@@ -183,8 +187,9 @@ class HostFftOps final : public cuda::FftOps {
   }
   void crop(const FftPlacement& pl, const float* staging, int64_t hf, int64_t wf, int64_t planes,
             int64_t dst_h, int64_t dst_w, float scale, float* dst) override {
+    const auto split = cuda::PlaneSplit::of(dst_h, dst_w);
     for (int64_t e = 0; e < planes * dst_h * dst_w; ++e) {
-      dst[e] = cuda::fft_crop_value(pl, staging, hf, wf, dst_h, dst_w, scale, e);
+      dst[e] = cuda::fft_crop_value(pl, split, staging, hf, wf, scale, e);
     }
   }
 };
