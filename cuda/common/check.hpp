@@ -8,21 +8,11 @@
 
 #include "status.hpp"
 
-#define CONVLAB_CUDA_CHECK(call)                                                                \
-  do {                                                                                          \
-    const cudaError_t convlab_status_ = (call);                                                 \
-    if (convlab_status_ != cudaSuccess) {                                                       \
-      ::convlab::cuda::fail_cuda(static_cast<int>(convlab_status_), #call, __FILE__, __LINE__); \
-    }                                                                                           \
-  } while (0)
+#define CONVLAB_CUDA_CHECK(call) \
+  CONVLAB_CHECK_STATUS_AS(cudaError_t, cudaSuccess, fail_cuda, call, #call)
 
 /// After a kernel launch: launch-configuration errors surface through cudaGetLastError.
 /// `kernel` is a string literal naming the kernel for the message.
-#define CONVLAB_CUDA_CHECK_LAUNCH(kernel)                                                          \
-  do {                                                                                             \
-    const cudaError_t convlab_status_ = cudaGetLastError();                                        \
-    if (convlab_status_ != cudaSuccess) {                                                          \
-      ::convlab::cuda::fail_cuda(static_cast<int>(convlab_status_), "launch of " kernel, __FILE__, \
-                                 __LINE__);                                                        \
-    }                                                                                              \
-  } while (0)
+#define CONVLAB_CUDA_CHECK_LAUNCH(kernel)                                          \
+  CONVLAB_CHECK_STATUS_AS(cudaError_t, cudaSuccess, fail_cuda, cudaGetLastError(), \
+                          "launch of " kernel)

@@ -1,6 +1,6 @@
-#include "random_fill.hpp"
-
 #include "check.hpp"
+#include "grid.hpp"
+#include "random_fill.hpp"
 
 namespace convlab::cuda {
 namespace {
@@ -26,10 +26,8 @@ __global__ void fill_uniform_kernel(float* data, std::size_t count, std::uint64_
 
 void fill_uniform(float* device_data, std::size_t count, std::uint64_t seed, CUstream_st* stream) {
   if (count == 0) return;
-  constexpr unsigned kThreads = 256;
-  const std::size_t wanted = (count + kThreads - 1) / kThreads;
-  const unsigned blocks = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
-  fill_uniform_kernel<<<blocks, kThreads, 0, stream>>>(device_data, count, seed);
+  fill_uniform_kernel<<<grid_for(static_cast<int64_t>(count)), kThreads, 0, stream>>>(device_data,
+                                                                                      count, seed);
   CONVLAB_CUDA_CHECK_LAUNCH("fill_uniform_kernel");
 }
 

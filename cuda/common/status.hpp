@@ -36,3 +36,14 @@ std::string failure_message(const std::string& status_name, const std::string& t
 [[noreturn]] void fail_cublas(int status, const char* call, const char* file, int line);
 
 }  // namespace convlab::cuda
+
+/// The one shape of every checked-call macro (check.hpp, check_libs.hpp, cudnn_check.hpp):
+/// evaluates `call` once and, unless it returned `success`, throws through
+/// ::convlab::cuda::`fail` with the status, `text` (the call as written) and where it was made.
+#define CONVLAB_CHECK_STATUS_AS(status_type, success, fail, call, text)                   \
+  do {                                                                                    \
+    const status_type convlab_status_ = (call);                                           \
+    if (convlab_status_ != (success)) {                                                   \
+      ::convlab::cuda::fail(static_cast<int>(convlab_status_), text, __FILE__, __LINE__); \
+    }                                                                                     \
+  } while (0)

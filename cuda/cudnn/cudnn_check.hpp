@@ -18,10 +18,5 @@ cudnnHandle_t cudnn_handle(CudaContext& context);
 
 }  // namespace convlab::cuda
 
-#define CONVLAB_CUDNN_CHECK(call)                                                                \
-  do {                                                                                           \
-    const cudnnStatus_t convlab_status_ = (call);                                                \
-    if (convlab_status_ != CUDNN_STATUS_SUCCESS) {                                               \
-      ::convlab::cuda::fail_cudnn(static_cast<int>(convlab_status_), #call, __FILE__, __LINE__); \
-    }                                                                                            \
-  } while (0)
+#define CONVLAB_CUDNN_CHECK(call) \
+  CONVLAB_CHECK_STATUS_AS(cudnnStatus_t, CUDNN_STATUS_SUCCESS, fail_cudnn, call, #call)

@@ -47,6 +47,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "cuda/common/check_libs.hpp"
+#include "cuda/common/cuda_strategy.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
 #include "cuda/common/run_stream.hpp"
@@ -198,9 +199,7 @@ class CudaFftPlan final : public Plan {
   int cublas_slot_ = 0;
 };
 
-const Support& available_here() { return device_support(default_device_index()); }
-
-class CudaFft final : public Algorithm {
+class CudaFft final : public CudaStrategy {
  public:
   const AlgorithmInfo& info() const override {
     // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
@@ -212,17 +211,9 @@ class CudaFft final : public Algorithm {
         /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
-  Support available() const override { return available_here(); }
-  Support supports(const ConvProblem& problem, Pass) const override {
-    problem.validate();
-    return available_here();
-  }
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues&) const override {
-    problem.validate();
-    const Support& ready = available_here();
-    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
-    return std::make_unique<CudaFftPlan>(problem, pass, device_context(default_device_index()));
+    return std::make_unique<CudaFftPlan>(problem, pass, ready_context(problem));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math
@@ -231,7 +222,6 @@ class CudaFft final : public Algorithm {
     return {ErrorBound::Kind::normwise, math_mode_factor(4.0),
             std::log2(double(g.h.size) * double(g.w.size))};
   }
-  DeviceContext& context() const override { return device_context(default_device_index()); }
 };
 
 }  // namespace

@@ -5,17 +5,11 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/grid.hpp"
 #include "fft_kernels.hpp"
 
 namespace convlab::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t elements) {
-  const int64_t blocks = (elements + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
-}
 
 __global__ void place_kernel(FftPlacement pl, PlacementSteps steps, PlaneSplit split,
                              const float* __restrict__ src, int64_t src_h, int64_t src_w,

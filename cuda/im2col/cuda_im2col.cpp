@@ -38,6 +38,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "cuda/common/check_libs.hpp"
+#include "cuda/common/cuda_strategy.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
 #include "cuda/common/run_stream.hpp"
@@ -183,9 +184,7 @@ class CudaIm2colPlan final : public Plan {
   CudaIm2colLayout layout_;
 };
 
-const Support& available_here() { return device_support(default_device_index()); }
-
-class CudaIm2col final : public Algorithm {
+class CudaIm2col final : public CudaStrategy {
  public:
   /// images < 0: CONVLAB_CUDA_IM2COL_IMAGES, read at each plan.
   explicit CudaIm2col(int64_t images = -1) : images_(images) {}
@@ -197,24 +196,14 @@ class CudaIm2col final : public Algorithm {
         /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
     return kInfo;
   }
-  Support available() const override { return available_here(); }
-  Support supports(const ConvProblem& problem, Pass) const override {
-    problem.validate();
-    return available();
-  }
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues&) const override {
-    problem.validate();
-    const Support& ready = available_here();
-    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
-    CudaContext& context = device_context(default_device_index());
-    return std::make_unique<CudaIm2colPlan>(problem, pass, context, images());
+    return std::make_unique<CudaIm2colPlan>(problem, pass, ready_context(problem), images());
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     const int64_t chunks = cuda_im2col_layout(problem, pass, images(), 0).chunks;
     return cuda_im2col_error_bound(problem, pass, chunks);
   }
-  DeviceContext& context() const override { return device_context(default_device_index()); }
 
  private:
   int64_t images() const { return images_ >= 0 ? images_ : im2col_images_setting(); }

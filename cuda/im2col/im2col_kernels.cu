@@ -4,18 +4,11 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/grid.hpp"
 #include "im2col_kernels.hpp"
 
 namespace convlab::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-// Enough blocks to fill the device several times over; the loops stride over the rest.
-unsigned grid_for(int64_t elements) {
-  const int64_t blocks = (elements + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
-}
 
 // One block row per column-buffer row (channel and tap split once per row, not per element),
 // threads along the row's images * OH * OW columns, so writes are coalesced.
