@@ -32,6 +32,13 @@
 // staging, R2C -> spectra A; place input B -> staging, R2C -> spectra B; CGEMM per group -> spectra
 // of the output; C2R -> staging; crop with the scale into the output tensor.
 //
+// Cached filters (knob cache_filters, default off): in forward and backward-data w is an
+// input, and its spectra stay in the workspace after a run. With the knob on, a run whose w
+// and workspace pointers are those of the plan's previous run skips w's place and R2C and
+// uses those spectra; the caller promises not to change w's values or that part of the
+// workspace in between (weights fixed between runs, a workspace not shared with other
+// plans). Off, every run transforms w, as training needs (its weights change every step).
+//
 // Workspace (fft_geometry.hpp's total_bytes, then cuBLAS's): spectra of x, w and y
 // (8 bytes * planes * B each), staging (4 bytes * Hf*Wf * the largest tensor's planes), the
 // cuFFT work area (the largest of the three plans', cufftSetAutoAllocation(0), placed with
@@ -143,8 +150,11 @@ class DeviceOps final : public FftOps {
 
 class CudaFftPlan final : public Plan {
  public:
-  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context)
-      : p_(p), pass_(pass), context_(context) {
+  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, bool cache_filters)
+      : p_(p),
+        pass_(pass),
+        context_(context),
+        cache_filters_(cache_filters && pass != Pass::backward_filter) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
     schedule_ = fft_schedule(p, pass, 0);
@@ -165,7 +175,11 @@ class CudaFftPlan final : public Plan {
         {"cublas", layout_.size(cublas_slot_)}};
     info_.details = {{"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
                      {"bins", std::to_string(schedule_.transform.bins)},
-                     {"layout", schedule_.transform.describe()}};
+                     {"layout", schedule_.transform.describe()},
+                     {"filter_transform",
+                      pass == Pass::backward_filter ? "none (w is this pass's output)"
+                      : cache_filters_ ? "cached (reused while w and the workspace stay the same)"
+                                       : "every run"}};
   }
 
   std::size_t workspace_bytes() const override { return layout_.bytes(); }
@@ -186,7 +200,11 @@ class CudaFftPlan final : public Plan {
       if (work.bytes > 0) CONVLAB_CUFFT_CHECK(cufftSetWorkArea(plan.get(), base + work.offset));
     }
     DeviceOps ops(context_, plans_, s);
-    run_fft_pass(p_, schedule_, t, base, ops);
+    // The cache is keyed by the pointers alone: the knob's contract is that the caller keeps
+    // w's values and the workspace's w spectra untouched between runs.
+    const bool reuse = cache_filters_ && t.w == cached_w_ && ws.data == cached_workspace_;
+    run_fft_pass(p_, schedule_, t, base, ops, reuse);
+    if (cache_filters_) cached_w_ = t.w, cached_workspace_ = ws.data;
   }
 
  private:
@@ -197,23 +215,42 @@ class CudaFftPlan final : public Plan {
   FftPlanHandle plans_[3];  // input_a, input_b, output
   WorkspaceLayout layout_;
   int cublas_slot_ = 0;
+  bool cache_filters_ = false;
+  const float* cached_w_ = nullptr;  // the filters and workspace of the last run, when cached
+  const void* cached_workspace_ = nullptr;
 };
+
+KnobSpec cache_filters_knob() {
+  KnobSpec k;
+  k.name = "cache_filters";
+  k.type = KnobType::boolean;
+  k.default_value = "false";
+  k.description =
+      "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
+      "run (weights fixed between runs, workspace not shared); off: every run transforms w";
+  return k;
+}
 
 class CudaFft final : public CudaStrategy {
  public:
   const AlgorithmInfo& info() const override {
     // cuFFT and cuBLAS give bitwise-identical results run to run on the same GPU and setup.
     static const AlgorithmInfo kInfo{
-        kName, Device::gpu, Family::fft,
+        kName,
+        Device::gpu,
+        Family::fft,
         "cufft+cublas",
         "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
         "frequency-major spectra",
-        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
+        /*deterministic=*/true,
+        allow_tf32() ? MathMode::tf32 : MathMode::fp32,
+        /*knobs=*/{cache_filters_knob()}};
     return kInfo;
   }
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
-                                  const KnobValues&) const override {
-    return std::make_unique<CudaFftPlan>(problem, pass, ready_context(problem));
+                                  const KnobValues& knobs) const override {
+    return std::make_unique<CudaFftPlan>(problem, pass, ready_context(problem),
+                                         knob_boolean(knobs, "cache_filters"));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math

@@ -34,7 +34,7 @@ void plane_shape(const ConvProblem& p, FftTensor which, int64_t* h, int64_t* w) 
 }  // namespace
 
 void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, unsigned char* base,
-                  FftOps& ops) {
+                  FftOps& ops, bool reuse_filter_spectra) {
   const FftGeometry& g = s.geometry;
   float* staging = reinterpret_cast<float*>(base + g.staging.offset);
   auto spectra = [&](FftTensor which) {
@@ -44,6 +44,7 @@ void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, 
   const FftTensor inputs[2] = {g.input_a, g.input_b};
   const CufftLayout* layouts[2] = {&s.input_a, &s.input_b};
   for (int i = 0; i < 2; ++i) {
+    if (reuse_filter_spectra && inputs[i] == FftTensor::w) continue;
     int64_t h = 0, w = 0;
     plane_shape(p, inputs[i], &h, &w);
     ops.place(fft_placement(g, inputs[i]), tensor_of(t, inputs[i]), h, w, fft_planes(g, inputs[i]),

@@ -43,8 +43,10 @@ class FftOps {
 };
 
 /// Runs the pass of `s` on tensors `t` with the workspace at `base` (fft_geometry's buffers at
-/// their offsets).
+/// their offsets). With `reuse_filter_spectra`, a pass that reads w (forward, backward-data)
+/// neither places nor transforms it: the w spectra already in the workspace, from an earlier
+/// run on the same filters, are used as they are.
 void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, unsigned char* base,
-                  FftOps& ops);
+                  FftOps& ops, bool reuse_filter_spectra = false);
 
 }  // namespace convlab::cuda

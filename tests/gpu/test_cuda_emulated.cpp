@@ -8,9 +8,11 @@
 // (test_gpu_algorithms, scripts/gpu_check).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "convlab/accuracy.hpp"
@@ -277,6 +279,43 @@ TEST(CudaFftEmulated, Corpus) {
       });
   EXPECT_TRUE(testing::report_corpus(algorithm.name(), "emulated", summary, seed));
   EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
+}
+
+// cache_filters: a second run that reuses the w spectra left in the workspace gives the same
+// bits without reading w (poisoned to NaN for it); reusing from a workspace that never held
+// them gives NaNs, so the reuse really skips the transform.
+TEST(CudaFftEmulated, ReusedFilterSpectra) {
+  const uint64_t seed = testing::run_seed() + 3;
+  int checked = 0;
+  for (const ConvProblem& p : corpus(seed, 20)) {
+    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+      const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0);
+      const auto bytes = static_cast<std::size_t>(s.geometry.total_bytes);
+      HostFftOps ops;
+      HostTensors t = make_inputs(p, pass, seed);
+      HostWorkspace ws(bytes);
+      cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
+      const std::vector<float> first = t.output(pass);
+
+      HostTensors again = make_inputs(p, pass, seed);  // output poisoned again
+      std::fill(again.w.begin(), again.w.end(), std::numeric_limits<float>::quiet_NaN());
+      cuda::run_fft_pass(p, s, {again.x.data(), again.w.data(), again.y.data()}, ws.data(), ops,
+                         true);
+      ASSERT_EQ(std::memcmp(first.data(), again.output(pass).data(), first.size() * sizeof(float)),
+                0)
+          << p.descriptor() << " " << to_string(pass) << " (seed " << seed << ")";
+
+      HostTensors fresh = make_inputs(p, pass, seed);
+      HostWorkspace never(bytes);  // 0xFF: NaN spectra
+      cuda::run_fft_pass(p, s, {fresh.x.data(), fresh.w.data(), fresh.y.data()}, never.data(), ops,
+                         true);
+      const auto& out = fresh.output(pass);
+      EXPECT_TRUE(std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
+          << p.descriptor() << " " << to_string(pass) << ": reuse did not read the workspace";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 }  // namespace

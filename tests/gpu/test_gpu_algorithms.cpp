@@ -114,5 +114,34 @@ TEST(CudaIm2colExact, EveryImagesSettingOnIntegerData) {
   }
 }
 
+// cuda.fft with cache_filters: the second run on the same w and workspace reuses the filter
+// spectra, so it is right even with w overwritten by NaN bytes in between (the knob's
+// contract says the caller does not do that; here it shows w is not read again); the plan
+// info says the filters are cached.
+TEST(CudaFftCachedFilters, SecondRunReusesTheSpectra) {
+  const Algorithm& a = registry().get("cuda.fft");
+  if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
+  const ConvProblem p = testing::problem("mb3ic5ih11oc6kh3ph1");
+  const uint64_t seed = run_seed() + 7;
+  for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    auto plan = a.plan(p, pass, {{"cache_filters", "true"}});
+    bool cached = false;
+    for (const auto& d : plan->info().details) {
+      cached = cached || (d.first == "filter_transform" && d.second.rfind("cached", 0) == 0);
+    }
+    EXPECT_TRUE(cached) << plan->info().describe();
+    const HostTensors host = make_inputs(p, pass, seed);
+    CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
+    plan->run(buffers.tensors(), buffers.workspace());
+    buffers.reset_output(pass, host);
+    a.context().fill_bytes(buffers.tensors().w, 0xFF, static_cast<std::size_t>(p.w_bytes()));
+    plan->run(buffers.tensors(), buffers.workspace());
+    const AccuracyReport r = compare_with_reference(p, pass, host, buffers.download_output(pass),
+                                                    a.error_bound(p, pass));
+    EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
+        << to_string(pass) << " " << p.descriptor() << " (seed " << seed << "): " << r.detail;
+  }
+}
+
 }  // namespace
 }  // namespace convlab
