@@ -225,6 +225,7 @@ KnobSpec cache_filters_knob() {
   k.name = "cache_filters";
   k.type = KnobType::boolean;
   k.default_value = "false";
+  k.environment_default = "CONVLAB_CUDA_FFT_CACHE_FILTERS";  // for a whole sweep
   k.description =
       "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
       "run (weights fixed between runs, workspace not shared); off: every run transforms w";

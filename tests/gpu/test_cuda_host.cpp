@@ -303,5 +303,27 @@ TEST(CudaRegistry, InvalidProblemIsStillInvalid) {
   EXPECT_THROW(registry().get("cuda.im2col").supports(bad, Pass::forward), Error);
 }
 
+// cuda.fft describes its cache_filters knob, off by default, and a bad value is refused by
+// name before any device is needed.
+TEST(CudaRegistry, FftCacheFiltersKnob) {
+  const Algorithm& fft = registry().get("cuda.fft");
+  const KnobSpec* knob = nullptr;
+  for (const KnobSpec& k : fft.info().knobs) {
+    if (k.name == "cache_filters") knob = &k;
+  }
+  ASSERT_NE(knob, nullptr);
+  EXPECT_EQ(knob->type, KnobType::boolean);
+  EXPECT_EQ(knob->default_value, "false");
+  ConvProblem p;
+  p.n = 1, p.c = 2, p.h = p.w = 5, p.k = 3, p.r = p.s = 3;
+  try {
+    fft.plan(p, Pass::forward, {{"cache_filters", "sometimes"}});
+    ADD_FAILURE() << "cache_filters=sometimes accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sometimes"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace convlab

@@ -20,7 +20,8 @@ import subprocess
 import sys
 import tarfile
 
-ALLOWED = {"summary.txt", "logs.tgz", "sweep_mb32.csv", "check_mb1.csv", "ceilings.csv"}
+ALLOWED = {"summary.txt", "logs.tgz", "sweep_mb32.csv", "sweep_mb32_cached.csv", "check_mb1.csv",
+           "ceilings.csv"}
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 failures = []
 
@@ -87,7 +88,7 @@ def dry_run(gpu_check, build, scratch):
         sys.exit(77)
     expect(code == 3, "the dry run exited %d, not 3 (no GPU)" % code)
     for phase in ("probe", "workspace", "math_modes", "graphs", "ceilings", "gpu_tests", "sweep",
-                  "check"):
+                  "sweep_cached", "check"):
         expect(table.get(phase) == "NO-GPU", "%s is %s, not NO-GPU" % (phase, table.get(phase)))
     for phase in ("env", "host_tests", "convbench"):
         expect(table.get(phase) == "PASS", "%s is %s, not PASS" % (phase, table.get(phase)))
