@@ -203,6 +203,8 @@ class CudaFftPlan final : public Plan {
     // The cache is keyed by the pointers alone: the knob's contract is that the caller keeps
     // w's values and the workspace's w spectra untouched between runs.
     const bool reuse = cache_filters_ && t.w == cached_w_ && ws.data == cached_workspace_;
+    // A run that transforms w and fails half way leaves no spectra to reuse.
+    if (!reuse) cached_w_ = nullptr, cached_workspace_ = nullptr;
     run_fft_pass(p_, schedule_, t, base, ops, reuse);
     if (cache_filters_) cached_w_ = t.w, cached_workspace_ = ws.data;
   }
