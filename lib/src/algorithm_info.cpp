@@ -56,6 +56,7 @@ std::unique_ptr<Plan> Algorithm::plan(const ConvProblem& problem, Pass pass,
   KnobValues resolved = resolve_knobs(description.name, description.knobs, knobs);
   std::unique_ptr<Plan> made = make_plan(problem, pass, resolved);
   made->info_.knobs = std::move(resolved);
+  made->algorithm_bound_ = error_bound(problem, pass);
   return made;
 }
 

@@ -127,6 +127,11 @@ class Plan {
   const PlanInfo& info() const { return info_; }
   /// info() as one line, for reports.
   std::string notes() const { return info_.describe(); }
+  /// The bound this plan's outputs keep against the reference (accuracy.hpp); convbench
+  /// --check and the tests fail a case that exceeds it. A plan whose knobs change its
+  /// numerics (a transform variant, a chunking of sums) overrides it; otherwise it is the
+  /// algorithm's error_bound() for the planned problem and pass.
+  virtual ErrorBound error_bound() const { return algorithm_bound_; }
   /// The phases of the last run with their milliseconds, where the plan measures them
   /// (e.g. {"inputs", 1.2}, {"products", 3.4}); empty otherwise. For micro-benchmarks.
   virtual std::vector<std::pair<std::string, double>> last_run_phases() const { return {}; }
@@ -138,6 +143,7 @@ class Plan {
 
  private:
   friend class Algorithm;
+  ErrorBound algorithm_bound_;
 };
 
 /// A convolution strategy.
@@ -162,8 +168,8 @@ class Algorithm {
   /// Error{invalid_argument} for a bad knob.
   std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass,
                              const KnobValues& knobs = {}) const;
-  /// The bound its outputs keep against the reference (see accuracy.hpp); convbench --check
-  /// and the tests fail a case that exceeds it.
+  /// The bound its outputs keep against the reference (see accuracy.hpp) under default
+  /// knobs; what a plan is held to is Plan::error_bound(), which starts from this.
   virtual ErrorBound error_bound(const ConvProblem&, Pass) const { return {}; }
   /// The memory, copy and timing services of this algorithm's device.
   virtual DeviceContext& context() const = 0;
