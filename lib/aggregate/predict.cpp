@@ -5,10 +5,12 @@
 // OH x OW the output, D = 2 n k OH OW (c/g) r s the direct-convolution flops, T = the bytes
 // of x, w and y, each read or written once):
 //
+// Which count an algorithm gets follows its AlgorithmInfo::family (algorithm_family()):
 //   direct:  flops = D                      bytes = T
-//            The least any strategy moves; vendor kernels (oneDNN, cuDNN's GEMM kinds) are
+//            The least any strategy moves; vendor, direct and Winograd kernels are
 //            predicted with it, so their roofline is a lower bound.
-//   im2col:  flops = D (+ n c r s OH OW adds for col2im in backward-data)
+//   im2col (family gemm):
+//            flops = D (+ n c r s OH OW adds for col2im in backward-data)
 //            bytes = T + 2 * COL, COL = 4 n c r s OH OW (the column buffer of every image,
 //            written by im2col and read by the GEMM, or written by the GEMM and read by
 //            col2im); COL = 0 for 1x1 stride-1 unpadded layers, which skip im2col.
@@ -54,12 +56,21 @@ const char* to_string(AlgorithmFamily family) noexcept {
   return "unknown";
 }
 
-AlgorithmFamily algorithm_family(std::string_view algorithm) {
-  if (glob_match("*.im2col*", algorithm)) return AlgorithmFamily::im2col;
-  if (glob_match("*.fft", algorithm) || glob_match("cudnn.fft*", algorithm)) {
-    return AlgorithmFamily::fft;
+AlgorithmFamily algorithm_family(const AlgorithmInfo& info) {
+  switch (info.family) {
+    case Family::gemm: return AlgorithmFamily::im2col;
+    case Family::fft:
+    case Family::fft_tiled: return AlgorithmFamily::fft;
+    case Family::reference:
+    case Family::direct:
+    case Family::winograd:
+    case Family::vendor: return AlgorithmFamily::direct;
   }
   return AlgorithmFamily::direct;
+}
+
+AlgorithmFamily algorithm_family(std::string_view algorithm) {
+  return algorithm_family(registry().get(algorithm).info());
 }
 
 WorkCount work_count(AlgorithmFamily family, const ConvProblem& p, Pass pass) {
@@ -115,17 +126,22 @@ Prediction roofline(const WorkCount& work, const Card& card) {
   return p;
 }
 
-Prediction predict(std::string_view algorithm, const ConvProblem& problem, Pass pass,
+Prediction predict(const AlgorithmInfo& algorithm, const ConvProblem& problem, Pass pass,
                    const Card& card, const Calibration* calibration) {
-  Prediction p = roofline(work_count(algorithm, problem, pass), card);
+  Prediction p = roofline(work_count(algorithm_family(algorithm), problem, pass), card);
   if (calibration) {
-    if (const Calibration::Entry* e = calibration->find(algorithm)) {
+    if (const Calibration::Entry* e = calibration->find(algorithm.name)) {
       p.efficiency = e->efficiency;
       p.calibrated = true;
       p.time_ms /= e->efficiency;
     }
   }
   return p;
+}
+
+Prediction predict(std::string_view algorithm, const ConvProblem& problem, Pass pass,
+                   const Card& card, const Calibration* calibration) {
+  return predict(registry().get(algorithm).info(), problem, pass, card, calibration);
 }
 
 const Calibration::Entry* Calibration::find(std::string_view algorithm) const {

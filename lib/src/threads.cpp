@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "convlab/error.hpp"
+#include "convlab/knobs.hpp"
 
 namespace convlab {
 namespace {

@@ -21,6 +21,8 @@
 
 namespace convlab {
 
+struct AlgorithmInfo;
+
 /// One accelerator, as its vendor's datasheet describes it.
 struct Card {
   std::string id;                    ///< short id for the command line, e.g. "gtx970"
@@ -87,8 +89,12 @@ enum class AlgorithmFamily {
 };
 const char* to_string(AlgorithmFamily family) noexcept;
 
-/// The family an algorithm's name belongs to: *.im2col -> im2col; *.fft and cudnn.fft* ->
-/// fft; everything else (reference, cpu.onednn, cudnn GEMM and Winograd kinds) -> direct.
+/// How an algorithm's work is counted, from what it says it is (AlgorithmInfo::family):
+/// gemm -> im2col; fft and fft_tiled -> fft; everything else (reference, direct, winograd,
+/// vendor) -> direct, the least any strategy moves.
+AlgorithmFamily algorithm_family(const AlgorithmInfo& info);
+/// algorithm_family() of the registered algorithm of that name; Error{invalid_argument}
+/// naming an unknown one.
 AlgorithmFamily algorithm_family(std::string_view algorithm);
 
 /// The work of one pass by an algorithm family's own count.
@@ -159,6 +165,9 @@ struct Prediction {
 Prediction roofline(const WorkCount& work, const Card& card);
 /// The roofline of an algorithm's pass on a card, divided by the algorithm's efficiency in
 /// `calibration` when it has one (an algorithm the calibration lacks stays uncalibrated).
+Prediction predict(const AlgorithmInfo& algorithm, const ConvProblem& problem, Pass pass,
+                   const Card& card, const Calibration* calibration = nullptr);
+/// predict() of the registered algorithm of that name.
 Prediction predict(std::string_view algorithm, const ConvProblem& problem, Pass pass,
                    const Card& card, const Calibration* calibration = nullptr);
 
