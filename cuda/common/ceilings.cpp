@@ -44,8 +44,9 @@ Ceilings measure_ceilings(CudaContext& context, long long copy_bytes, long long 
     const std::size_t bytes = static_cast<std::size_t>(gemm_size * gemm_size) * sizeof(float);
     DeviceBuffer a(context, bytes), b(context, bytes), out(context, bytes);
     for (DeviceBuffer* m : {&a, &b}) context.fill_bytes(m->data(), 0, m->bytes());
-    // The same cuBLAS workspace the plans reserve (settings.hpp), from the context.
-    DeviceBuffer workspace(context, cublas_workspace_bytes(context.info().cc_major));
+    // The cuBLAS workspace a plan reserves under default knobs (settings.hpp).
+    const GpuSettings defaults = gpu_settings(resolve_knobs("ceilings", gpu_knobs(true), {}));
+    DeviceBuffer workspace(context, cublas_workspace_bytes(defaults, context.info().cc_major));
     CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context.cublas(), workspace.data(), workspace.bytes()));
     const float one = 1.0f, zero = 0.0f;
     const int n = static_cast<int>(gemm_size);

@@ -139,8 +139,8 @@ class DeviceOps final : public FftOps {
 
 class CudaFftPlan final : public Plan {
  public:
-  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context)
-      : p_(p), pass_(pass), context_(context) {
+  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, const GpuSettings& settings)
+      : p_(p), pass_(pass), context_(context), tf32_(settings.allow_tf32) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
     schedule_ = fft_schedule(p, pass, 0);
@@ -150,11 +150,12 @@ class CudaFftPlan final : public Plan {
       work = std::max(work, plans_[i].make(*layouts[i], context_.stream()));
     schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work));
     layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
-    cublas_slot_ = layout_.add(cublas_workspace_bytes(context.info().cc_major), "cuBLAS");
+    cublas_slot_ =
+        layout_.add(cublas_workspace_bytes(settings, context.info().cc_major), "cuBLAS");
     const FftGeometry& g = schedule_.geometry;
     info_.kernel = "cufft r2c/c2r, cublasCgemmStridedBatched";
     info_.transform = "fft " + std::to_string(g.h.size) + "x" + std::to_string(g.w.size);
-    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.math_mode = settings.math_mode();
     info_.workspace_split = {
         {"fft_buffers", static_cast<std::size_t>(g.total_bytes) - g.library_work.bytes},
         {"cufft_work", g.library_work.bytes},
@@ -165,12 +166,22 @@ class CudaFftPlan final : public Plan {
   }
 
   std::size_t workspace_bytes() const override { return layout_.bytes(); }
+  // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math
+  // mode: the CGEMMs are the only part TF32 touches.
+  ErrorBound error_bound() const override {
+    const FftGeometry& g = schedule_.geometry;
+    return {ErrorBound::Kind::normwise, math_mode_factor(4.0, tf32_),
+            std::log2(double(g.h.size) * double(g.w.size))};
+  }
 
  protected:
   void execute(const Tensors& t, const Workspace& ws, Stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
     context_.activate();
     unsigned char* base = static_cast<unsigned char*>(ws.data);
+    // The handle is the device's, shared by every plan on it: set this plan's mode each run.
+    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
+        context_.cublas(), tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context_.cublas(), layout_.at<void>(base, cublas_slot_),
                                             layout_.size(cublas_slot_)));
     const FftBuffer& work = schedule_.geometry.library_work;
@@ -187,6 +198,7 @@ class CudaFftPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   CudaContext& context_;
+  bool tf32_;
   FftSchedule schedule_;
   FftPlanHandle plans_[3];  // input_a, input_b, output
   WorkspaceLayout layout_;
@@ -204,7 +216,8 @@ class CudaFft final : public Algorithm {
         "cufft+cublas",
         "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
         "frequency-major spectra",
-        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
+        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32,
+        gpu_knobs(/*uses_cublas=*/true)};
     return kInfo;
   }
   Support available() const override { return available_here(); }
@@ -213,17 +226,22 @@ class CudaFft final : public Algorithm {
     return available_here();
   }
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
-                                  const KnobValues&) const override {
+                                  const KnobValues& knobs) const override {
     problem.validate();
-    const Support& ready = available_here();
+    const GpuSettings settings = gpu_settings(knobs);
+    const Support& ready = device_support(settings.device);
     if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
-    return std::make_unique<CudaFftPlan>(problem, pass, device_context(default_device_index()));
+    return std::make_unique<CudaFftPlan>(problem, pass, device_context(settings.device),
+                                         settings);
+  }
+  DeviceContext& plan_context(const KnobValues& knobs) const override {
+    return device_context(gpu_settings(resolve_knobs(kName, info().knobs, knobs)).device);
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
-    // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math
-    // mode: the CGEMMs are the only part TF32 touches.
+    // The plan's bound (CudaFftPlan::error_bound) under the default math mode.
     const FftGeometry g = fft_geometry(problem, pass);
-    return {ErrorBound::Kind::normwise, math_mode_factor(4.0),
+    return {ErrorBound::Kind::normwise,
+            math_mode_factor(4.0, gpu_settings(default_knobs(info())).allow_tf32),
             std::log2(double(g.h.size) * double(g.w.size))};
   }
   DeviceContext& context() const override { return device_context(default_device_index()); }

@@ -171,8 +171,15 @@ class Algorithm {
   /// The bound its outputs keep against the reference (see accuracy.hpp) under default
   /// knobs; what a plan is held to is Plan::error_bound(), which starts from this.
   virtual ErrorBound error_bound(const ConvProblem&, Pass) const { return {}; }
-  /// The memory, copy and timing services of this algorithm's device.
+  /// The memory, copy and timing services of this algorithm's device (under default knobs).
   virtual DeviceContext& context() const = 0;
+  /// The device a plan made with `knobs` (as given to plan()) runs on: its tensors and
+  /// workspace belong there. Differs from context() where a knob picks the device (the GPU
+  /// algorithms' `device`). Throws as plan() does for a bad knob.
+  virtual DeviceContext& plan_context(const KnobValues& knobs) const {
+    (void)knobs;
+    return context();
+  }
 
  protected:
   /// Makes the plan; `knobs` holds every knob of info().knobs, validated.
