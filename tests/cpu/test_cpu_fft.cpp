@@ -226,7 +226,7 @@ TEST_F(CpuFft, WorkspaceIsTheGeometryAndIsChecked) {
       EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
       EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
     }
-    const ErrorBound bound = fft().error_bound(p, pass);
+    const ErrorBound bound = plan->error_bound();
     EXPECT_EQ(bound.kind, ErrorBound::Kind::normwise);
     EXPECT_DOUBLE_EQ(bound.log2_size, std::log2(14.0 * 12.0));
   }
