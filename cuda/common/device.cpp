@@ -230,4 +230,10 @@ CudaContext& device_context(int index) {
   return *it->second;
 }
 
+CudaContext& plan_device(const std::string& algorithm, int index) {
+  const Support& support = device_support(index);
+  if (!support) throw Error(ErrorCode::unavailable, algorithm + ": " + support.reason);
+  return device_context(index);
+}
+
 }  // namespace convlab::cuda

@@ -98,6 +98,8 @@ class CudaContext final : public DeviceContext {
 /// The context of device `index`, made on first use. Throws Error{unavailable} with
 /// device_support(index).reason when the device cannot be used.
 CudaContext& device_context(int index);
+/// device_context(index) for planning `algorithm`: its Error{unavailable} names the algorithm.
+CudaContext& plan_device(const std::string& algorithm, int index);
 
 /// Whether the kernels of this build have an image for the current device: the cudaError_t
 /// of cudaFuncGetAttributes on a probe kernel (defined in probe.cu).

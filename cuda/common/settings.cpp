@@ -32,6 +32,10 @@ KnobValues default_knobs(const AlgorithmInfo& info) {
   return resolve_knobs(info.name, info.knobs, {});
 }
 
+int device_of(const AlgorithmInfo& info, const KnobValues& given) {
+  return gpu_settings(resolve_knobs(info.name, info.knobs, given)).device;
+}
+
 std::size_t cublas_workspace_bytes(const GpuSettings& settings, int cc_major) {
   if (settings.cublas_workspace) return *settings.cublas_workspace;
   return (cc_major >= 9 ? 32 : 4) * (std::size_t(1) << 20);

@@ -35,6 +35,8 @@ GpuSettings gpu_settings(const KnobValues& knobs);
 
 /// The knobs of `info` with nothing given: defaults, or their environment variables.
 KnobValues default_knobs(const AlgorithmInfo& info);
+/// The device a plan of `info` made with `given` knobs runs on (validates them).
+int device_of(const AlgorithmInfo& info, const KnobValues& given);
 
 /// The cuBLAS workspace a plan reserves: the knob's bytes, else cuBLAS's own default pool
 /// size for the architecture (32 MiB on sm_90 and later, 4 MiB before; cuBLAS docs,

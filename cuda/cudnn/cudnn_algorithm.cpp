@@ -141,7 +141,7 @@ class CudnnAlgorithm final : public Algorithm {
   }
   DeviceContext& context() const override { return cudnn_context(default_device_index()); }
   DeviceContext& plan_context(const KnobValues& knobs) const override {
-    return cudnn_context(gpu_settings(resolve_knobs(info_.name, info_.knobs, knobs)).device);
+    return cudnn_context(device_of(info_, knobs));
   }
 
  private:

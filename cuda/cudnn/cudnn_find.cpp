@@ -223,7 +223,7 @@ class FindAlgorithm final : public Algorithm {
   }
   DeviceContext& context() const override { return cudnn_context(default_device_index()); }
   DeviceContext& plan_context(const KnobValues& knobs) const override {
-    return cudnn_context(gpu_settings(resolve_knobs(kName, info().knobs, knobs)).device);
+    return cudnn_context(device_of(info(), knobs));
   }
 
  private:

@@ -229,13 +229,11 @@ class CudaFft final : public Algorithm {
                                   const KnobValues& knobs) const override {
     problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
-    const Support& ready = device_support(settings.device);
-    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
-    return std::make_unique<CudaFftPlan>(problem, pass, device_context(settings.device),
+    return std::make_unique<CudaFftPlan>(problem, pass, plan_device(kName, settings.device),
                                          settings);
   }
   DeviceContext& plan_context(const KnobValues& knobs) const override {
-    return device_context(gpu_settings(resolve_knobs(kName, info().knobs, knobs)).device);
+    return device_context(device_of(info(), knobs));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // The plan's bound (CudaFftPlan::error_bound) under the default math mode.

@@ -233,10 +233,8 @@ class CudaIm2col final : public Algorithm {
                                   const KnobValues& knobs) const override {
     problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
-    const Support& ready = device_support(settings.device);
-    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
-    CudaContext& context = device_context(settings.device);
-    return std::make_unique<CudaIm2colPlan>(problem, pass, context, images(knobs), settings);
+    return std::make_unique<CudaIm2colPlan>(problem, pass, plan_device(kName, settings.device),
+                                            images(knobs), settings);
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     const KnobValues knobs = default_knobs(info_);
@@ -245,7 +243,7 @@ class CudaIm2col final : public Algorithm {
   }
   DeviceContext& context() const override { return device_context(default_device_index()); }
   DeviceContext& plan_context(const KnobValues& knobs) const override {
-    return device_context(gpu_settings(resolve_knobs(kName, info_.knobs, knobs)).device);
+    return device_context(device_of(info_, knobs));
   }
 
  private:

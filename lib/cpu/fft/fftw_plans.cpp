@@ -98,28 +98,37 @@ FftwPlan::~FftwPlan() {
   }
 }
 
-FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int64_t out_len, int64_t out_offset,
-                       const std::string& what) {
-  const unsigned flags = planner | FFTW_DESTROY_INPUT;
+namespace {
+
+// One row batch's guru dimensions: the transform (length n) and its two loops (planes, rows).
+struct RowDims {
+  fftwf_iodim64 transform;
+  fftwf_iodim64 loops[2];
+};
+RowDims row_dims(const RowBatch& b) {
+  return {dim(b.n, b.in_elem, b.out_elem),
+          {dim(b.planes, b.in_plane, b.out_plane), dim(b.rows, b.in_row, b.out_row)}};
+}
+
+}  // namespace
+
+FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int64_t out_len,
+                       int64_t out_offset, const std::string& what) {
   Scratch in(in_len * 4), out(out_len * 8);
-  const fftwf_iodim64 d = dim(b.n, b.in_elem, b.out_elem);
-  const fftwf_iodim64 v[2] = {dim(b.planes, b.in_plane, b.out_plane),
-                              dim(b.rows, b.in_row, b.out_row)};
-  return checked(flags, what, [&](unsigned f) {
-    return fftwf_plan_guru64_dft_r2c(1, &d, 2, v, static_cast<float*>(in.data),
+  const RowDims r = row_dims(b);
+  return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
+    return fftwf_plan_guru64_dft_r2c(1, &r.transform, 2, r.loops, static_cast<float*>(in.data),
                                      static_cast<fftwf_complex*>(out.data) + out_offset, f);
   });
 }
 
-FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int64_t in_offset, int64_t out_len,
-                       const std::string& what) {
-  const unsigned flags = planner | FFTW_DESTROY_INPUT;
+FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int64_t in_offset,
+                       int64_t out_len, const std::string& what) {
   Scratch in(in_len * 8), out(out_len * 4);
-  const fftwf_iodim64 d = dim(b.n, b.in_elem, b.out_elem);
-  const fftwf_iodim64 v[2] = {dim(b.planes, b.in_plane, b.out_plane),
-                              dim(b.rows, b.in_row, b.out_row)};
-  return checked(flags, what, [&](unsigned f) {
-    return fftwf_plan_guru64_dft_c2r(1, &d, 2, v, static_cast<fftwf_complex*>(in.data) + in_offset,
+  const RowDims r = row_dims(b);
+  return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
+    return fftwf_plan_guru64_dft_c2r(1, &r.transform, 2, r.loops,
+                                     static_cast<fftwf_complex*>(in.data) + in_offset,
                                      static_cast<float*>(out.data), f);
   });
 }
