@@ -36,8 +36,9 @@ std::string error_of(const KnobValues& given) {
 TEST(Knobs, DefaultsAndCanonicalText) {
   const KnobValues d = resolve_knobs("test.algo", schema(), {});
   EXPECT_EQ(format_knobs(d), "images=auto,mode=fast,scratch=0,tf32=false");
-  const KnobValues v = resolve_knobs(
-      "test.algo", schema(), {{"images", "007"}, {"mode", "EXACT"}, {"tf32", "On"}, {"scratch", "2KiB"}});
+  const KnobValues v =
+      resolve_knobs("test.algo", schema(),
+                    {{"images", "007"}, {"mode", "EXACT"}, {"tf32", "On"}, {"scratch", "2KiB"}});
   EXPECT_EQ(v.at("images"), "7");
   EXPECT_EQ(v.at("mode"), "Exact");  // the schema's spelling
   EXPECT_EQ(v.at("tf32"), "true");
@@ -75,7 +76,8 @@ TEST(Knobs, EnvironmentSuppliesDefaultsAndIsRecorded) {
   EXPECT_TRUE(recorded);
   ASSERT_EQ(setenv("CONVLAB_TEST_KNOB_SCRATCH", "huge", 1), 0);
   const std::string e = error_of({});
-  EXPECT_NE(e.find("(from environment variable CONVLAB_TEST_KNOB_SCRATCH)"), std::string::npos) << e;
+  EXPECT_NE(e.find("(from environment variable CONVLAB_TEST_KNOB_SCRATCH)"), std::string::npos)
+      << e;
   unsetenv("CONVLAB_TEST_KNOB_SCRATCH");
 }
 
@@ -106,10 +108,10 @@ TEST(Knobs, DocsListEveryKnobOfEveryAlgorithm) {
   for (const Algorithm* a : registry().all()) {
     for (const KnobSpec& k : a->info().knobs) {
       const std::string own = "`" + a->name() + "`";
-      const std::string row_key = a->device() == Device::gpu &&
-                                          (k.name == "device" || k.name == "allow_tf32")
-                                      ? "every GPU algorithm"
-                                      : own;
+      const std::string row_key =
+          a->device() == Device::gpu && (k.name == "device" || k.name == "allow_tf32")
+              ? "every GPU algorithm"
+              : own;
       auto it = rows.find({row_key, k.name});
       if (it == rows.end()) {
         for (const auto& [key, cells] : rows) {
