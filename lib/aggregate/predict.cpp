@@ -56,8 +56,10 @@ const char* to_string(AlgorithmFamily family) noexcept {
   return "unknown";
 }
 
-AlgorithmFamily algorithm_family(const AlgorithmInfo& info) {
-  switch (info.family) {
+AlgorithmFamily algorithm_family(const AlgorithmInfo& info) { return algorithm_family(info.family); }
+
+AlgorithmFamily algorithm_family(Family family) {
+  switch (family) {
     case Family::gemm: return AlgorithmFamily::im2col;
     case Family::fft:
     case Family::fft_tiled: return AlgorithmFamily::fft;
@@ -177,8 +179,10 @@ Calibration calibrate(const std::vector<MeasuredTime>& times, const Card& measur
                   "measured time of " + t.algorithm + " " + to_string(t.pass) + " " +
                       t.problem.descriptor() + " is not positive: " + std::to_string(t.time_ms));
     }
+    const AlgorithmFamily family =
+        t.family ? algorithm_family(*t.family) : algorithm_family(t.algorithm);
     const double predicted =
-        roofline(work_count(t.algorithm, t.problem, t.pass), measured_on).time_ms;
+        roofline(work_count(family, t.problem, t.pass), measured_on).time_ms;
     const double ratio = predicted / t.time_ms;
     Calibration::Entry& e = cal.by_algorithm[t.algorithm];
     e.min_ratio = e.cases == 0 ? ratio : std::min(e.min_ratio, ratio);
@@ -275,6 +279,7 @@ std::vector<MeasuredTime> parse_measured_times(std::string_view text, std::strin
   const int c_algo = column("algorithm", true), c_time = column("time_ms", true);
   const int c_dev = column("device", false), c_status = column("status", false);
   const int c_min = column("time_ms_min", false), c_max = column("time_ms_max", false);
+  const int c_family = column("family", false);
   std::vector<MeasuredTime> out;
   while (pos < text.size()) {
     ++line;
@@ -292,6 +297,7 @@ std::vector<MeasuredTime> parse_measured_times(std::string_view text, std::strin
     try {
       t.problem = parse_descriptor(f[c_desc]).problem;
       t.pass = parse_pass(f[c_pass]);
+      if (c_family >= 0 && !f[c_family].empty()) t.family = parse_family(f[c_family]);
     } catch (const Error& e) {
       throw Error(ErrorCode::invalid_argument, where + ": " + e.what());
     }

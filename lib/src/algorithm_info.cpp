@@ -2,6 +2,7 @@
 #include <string>
 
 #include "convlab/algorithm.hpp"
+#include "convlab/error.hpp"
 
 namespace convlab {
 
@@ -16,6 +17,16 @@ const char* to_string(Family family) noexcept {
     case Family::vendor: return "vendor";
   }
   return "?";
+}
+
+Family parse_family(std::string_view text) {
+  for (Family f : {Family::reference, Family::direct, Family::gemm, Family::fft, Family::fft_tiled,
+                   Family::winograd, Family::vendor}) {
+    if (text == to_string(f)) return f;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "unknown algorithm family '" + std::string(text.substr(0, 64)) +
+                  "': expected reference, direct, gemm, fft, fft_tiled, winograd or vendor");
 }
 
 const char* to_string(MathMode mode) noexcept {

@@ -157,6 +157,36 @@ TEST(SweepCsv, ErrorsNameTheFileAndLine) {
   }
 }
 
+// A sweep of algorithms this build does not have (a GPU sweep read on a CPU-only machine)
+// calibrates when its rows say each algorithm's family, and is refused, naming the
+// algorithm, when they do not: the count is never guessed from a name.
+TEST(Calibration, FamilyColumnCountsAlgorithmsThisBuildLacks) {
+  const Card card = test_card("here", 2e11, 3e10);
+  const ConvProblem p = problem("mb4ic16ih32oc32kh3ph1");
+  const double fft_ms = roofline(work_count(AlgorithmFamily::fft, p, Pass::forward), card).time_ms;
+  const std::string row = "mb4ic16ih32oc32kh3ph1,fwd,elsewhere.fancy,gpu,ok,";
+  const auto with = parse_measured_times(
+      "descriptor,pass,algorithm,device,status,family,time_ms\n" + row + "fft," +
+          std::to_string(fft_ms * 4) + "\n",
+      "with.csv");
+  ASSERT_EQ(with.size(), 1u);
+  ASSERT_TRUE(with[0].family.has_value());
+  EXPECT_EQ(*with[0].family, Family::fft);
+  EXPECT_NEAR(calibrate(with, card).find("elsewhere.fancy")->efficiency, 0.25, 1e-6);
+  const auto without = parse_measured_times(
+      "descriptor,pass,algorithm,device,status,time_ms\n" + row + "1.5\n", "without.csv");
+  try {
+    calibrate(without, card);
+    ADD_FAILURE() << "an unknown algorithm without a family was counted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("elsewhere.fancy"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_measured_times("descriptor,pass,algorithm,family,time_ms\n"
+                                    "mb1ic1ih4oc1kh3,fwd,x,fast_fourier,1\n",
+                                    "bad.csv"),
+               Error);
+}
+
 TEST(Calibration, RecoversTheEfficiencyAndCarriesItToAnotherCard) {
   const Card measured_on = test_card("here", 2e11, 3e10);
   const Card other = card_database().get("v100");

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,8 @@ const char* to_string(Device device) noexcept;
 /// choice among its strategies (cuDNN's search, oneDNN's auto).
 enum class Family { reference, direct, gemm, fft, fft_tiled, winograd, vendor };
 const char* to_string(Family family) noexcept;
+/// The family to_string() names; Error{invalid_argument} quoting anything else.
+Family parse_family(std::string_view text);
 
 /// The arithmetic the products and sums are done in. fp32: IEEE single precision throughout
 /// (FMA allowed). tf32: products of inputs rounded to TF32 (10-bit mantissa) on tensor cores.
