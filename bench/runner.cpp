@@ -111,7 +111,7 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
   const std::vector<float> result = buffers.download_output(c.pass);
   if (settings.check) {
     const convlab::AccuracyReport report = convlab::compare_with_reference(
-        problem, c.pass, host, result, algorithm.error_bound(problem, c.pass));
+        problem, c.pass, host, result, plan->error_bound());
     row.max_abs_err = report.max_abs_err;
     row.max_rel_err = report.max_rel_err;
     if (!report.within_bound) mark(row, Status::error, "accuracy: " + report.detail);

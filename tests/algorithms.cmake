@@ -34,3 +34,12 @@ convlab_add_test(test_determinism cpu cpu/test_determinism.cpp)
 include(${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs/bad_inputs.cmake)  # bad input -> named error
 include(${PROJECT_SOURCE_DIR}/fuzz/replay.cmake)  # every input the fuzzer ever found, replayed
 add_subdirectory(cli)  # convbench: runner test and CLI tests (tests/cli/CMakeLists.txt)
+# Bitwise reproducibility across two processes, for every algorithm that says deterministic.
+add_executable(output_hashes reproducibility/output_hashes.cpp)
+target_link_libraries(output_hashes PRIVATE convlab)
+foreach(device cpu gpu)
+  add_test(NAME reproducibility.${device}
+           COMMAND ${CONVLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/reproducibility/run_twice.py
+                   $<TARGET_FILE:output_hashes> ${device})
+  set_tests_properties(reproducibility.${device} PROPERTIES LABELS ${device} SKIP_RETURN_CODE 77)
+endforeach()

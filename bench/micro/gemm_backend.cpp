@@ -128,7 +128,7 @@ void bench_strategy(benchmark::State& state, const ConvProblem& p, Pass pass, in
   im2col::Im2colOptions options;
   options.images_per_gemm = images;
   options.parallel = mode;
-  const im2col::CpuIm2col algo(false, options);
+  const im2col::CpuIm2col algo(options);
   bench_plan(state, algo, p, pass);
 }
 
@@ -136,7 +136,7 @@ void bench_backend(benchmark::State& state, const ConvProblem& p, Pass pass,
                    im2col::GemmBackend backend) {
   im2col::Im2colOptions options;
   options.backend = backend;
-  const im2col::CpuIm2col algo(false, options);
+  const im2col::CpuIm2col algo(options);
   bench_plan(state, algo, p, pass);
 }
 

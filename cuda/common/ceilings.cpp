@@ -46,10 +46,11 @@ Ceilings measure_ceilings(CudaContext& context, long long copy_bytes, long long 
     DeviceBuffer a(context, bytes), b(context, bytes), out(context, bytes);
     fill_uniform(a.floats(), a.bytes() / sizeof(float), 2, context.stream());
     fill_uniform(b.floats(), b.bytes() / sizeof(float), 3, context.stream());
-    // The same cuBLAS workspace the plans reserve (settings.hpp), from the context. The
-    // handle is shared: it must not keep pointing at this buffer once it is freed, so the
-    // guard (destroyed first, also when a call throws) waits for the GEMMs and detaches it.
-    DeviceBuffer workspace(context, cublas_workspace_bytes(context.info().cc_major));
+    // The cuBLAS workspace a plan reserves under default knobs (settings.hpp). The handle is
+    // shared: it must not keep pointing at this buffer once it is freed, so the guard
+    // (destroyed first, also when a call throws) waits for the GEMMs and detaches it.
+    const GpuSettings defaults = gpu_settings(resolve_knobs("ceilings", gpu_knobs(true), {}));
+    DeviceBuffer workspace(context, cublas_workspace_bytes(defaults, context.info().cc_major));
     CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context.cublas(), workspace.data(), workspace.bytes()));
     struct Detach {
       CudaContext& context;

@@ -1,13 +1,14 @@
 #pragma once
 // What the cuda.* strategies share as algorithms: they implement every valid problem on the
 // device the registered algorithms use (device.hpp: default_device_index), so whether they
-// can run is whether that device can, and a plan needs it ready. CUDA-free header.
+// can run is whether that device can; a plan runs on the device its `device` knob names. CUDA-free header.
 
 #include <string>
 
 #include "convlab/algorithm.hpp"
 #include "convlab/error.hpp"
 #include "device.hpp"
+#include "settings.hpp"
 
 namespace convlab::cuda {
 
@@ -20,15 +21,9 @@ class CudaStrategy : public Algorithm {
   }
   DeviceContext& context() const override { return device_context(default_device_index()); }
 
- protected:
-  /// The context to plan `problem` on. Throws Error{invalid_problem} for an invalid problem
-  /// and Error{unavailable}, naming the algorithm and the device's reason, when the device
-  /// cannot be used.
-  CudaContext& ready_context(const ConvProblem& problem) const {
-    problem.validate();
-    const Support ready = available();
-    if (!ready) throw Error(ErrorCode::unavailable, name() + ": " + ready.reason);
-    return device_context(default_device_index());
+  /// The device a plan made with `knobs` runs on (the `device` knob, settings.hpp).
+  DeviceContext& plan_context(const KnobValues& knobs) const override {
+    return device_context(device_of(info(), knobs));
   }
 };
 

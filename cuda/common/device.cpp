@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check_libs.hpp"
+#include "convlab/knobs.hpp"
 #include "math_mode.hpp"
 
 #ifndef CONVLAB_CUDA_ARCHITECTURES
@@ -33,8 +34,8 @@ int parse_device_index(const char* value) {
 }
 
 int default_device_index() {
-  static const int index = parse_device_index(std::getenv("CONVLAB_CUDA_DEVICE"));
-  return index;
+  const auto env = environment_default("CONVLAB_CUDA_DEVICE");
+  return parse_device_index(env ? env->c_str() : nullptr);
 }
 
 namespace {
@@ -52,10 +53,10 @@ Support probe(int index) {
   }
   if (count == 0) return Support::no("no CUDA device: cudaGetDeviceCount found none");
   if (index >= count) {
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const auto visible = environment_default("CUDA_VISIBLE_DEVICES");
     return Support::no("no CUDA device " + std::to_string(index) + ": " + std::to_string(count) +
                        " visible" +
-                       (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")" : ""));
+                       (visible ? " (CUDA_VISIBLE_DEVICES=" + *visible + ")" : std::string()));
   }
   cudaError_t e = cudaSetDevice(index);
   if (e == cudaSuccess) e = static_cast<cudaError_t>(probe_kernel_image());
@@ -101,6 +102,7 @@ CudaContext::CudaContext(int index) : index_(index) {
   CONVLAB_CUDA_CHECK(cudaEventCreate(&stop_));
   CONVLAB_CUBLAS_CHECK(cublasCreate(&cublas_));
   CONVLAB_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  // The process default; each plan sets its own allow_tf32 knob's mode before its GEMMs.
   CONVLAB_CUBLAS_CHECK(
       cublasSetMathMode(cublas_, allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   CONVLAB_CUBLAS_CHECK(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_HOST));
@@ -226,6 +228,12 @@ CudaContext& device_context(int index) {
   auto it = contexts.find(index);
   if (it == contexts.end()) it = contexts.emplace(index, new CudaContext(index)).first;
   return *it->second;
+}
+
+CudaContext& plan_device(const std::string& algorithm, int index) {
+  const Support& support = device_support(index);
+  if (!support) throw Error(ErrorCode::unavailable, algorithm + ": " + support.reason);
+  return device_context(index);
 }
 
 }  // namespace convlab::cuda

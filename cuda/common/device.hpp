@@ -4,9 +4,9 @@
 // header is CUDA-free (the stream and handle types are forward-declared) so that host-only
 // tests and the registry can use it.
 //
-// Device selection: the registered algorithms use device CONVLAB_CUDA_DEVICE (default 0),
-// an index among the devices CUDA_VISIBLE_DEVICES leaves visible, as every CUDA program
-// counts them. convbench --devices runs one process (or context) per index.
+// Device selection: each plan runs on its `device` knob (settings.hpp), an index among the
+// devices CUDA_VISIBLE_DEVICES leaves visible, as every CUDA program counts them; the knob's
+// default is CONVLAB_CUDA_DEVICE, else 0.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +42,7 @@ struct DeviceInfo {
 /// Parses CONVLAB_CUDA_DEVICE: unset or "" is 0, else a non-negative integer; anything else
 /// is Error{invalid_argument} naming the value.
 int parse_device_index(const char* value);
-/// The index the registered algorithms use (CONVLAB_CUDA_DEVICE, read once).
+/// The device knob's default: CONVLAB_CUDA_DEVICE (through environment_default), else 0.
 int default_device_index();
 
 /// Whether device `index` can run this build's kernels: a driver, the device, and a kernel
@@ -98,6 +98,8 @@ class CudaContext final : public DeviceContext {
 /// The context of device `index`, made on first use. Throws Error{unavailable} with
 /// device_support(index).reason when the device cannot be used.
 CudaContext& device_context(int index);
+/// device_context(index) for planning `algorithm`: its Error{unavailable} names the algorithm.
+CudaContext& plan_device(const std::string& algorithm, int index);
 
 /// Whether the kernels of this build have an image for the current device: the cudaError_t
 /// of cudaFuncGetAttributes on a probe kernel (defined in probe.cu).

@@ -21,5 +21,7 @@ std::string math_mode_name();
 /// math mode: `fp32_factor` when TF32 is off; with TF32 the inputs are rounded to a 10-bit
 /// significand (unit roundoff 2^-11 instead of 2^-24), so the factor grows by 2^13.
 double math_mode_factor(double fp32_factor);
+/// The same for a plan whose allow_tf32 knob is `tf32`.
+double math_mode_factor(double fp32_factor, bool tf32);
 
 }  // namespace convlab::cuda

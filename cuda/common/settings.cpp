@@ -1,67 +1,44 @@
 #include "settings.hpp"
 
-#include <cctype>
-#include <cstdlib>
 #include <string>
-
-#include "convlab/error.hpp"
 
 namespace convlab::cuda {
 
-std::size_t parse_bytes(const char* value, const char* variable, std::size_t fallback) {
-  if (value == nullptr || value[0] == '\0') return fallback;
-  const std::string text(value);
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) {
-    ++digits;
+std::vector<KnobSpec> gpu_knobs(bool uses_cublas) {
+  std::vector<KnobSpec> knobs = {
+      integer_knob("device", "0", 0, 1 << 20, /*allow_auto=*/false, "CONVLAB_CUDA_DEVICE",
+                   "the CUDA device index, among those CUDA_VISIBLE_DEVICES leaves visible"),
+      boolean_knob("allow_tf32", false, "CONVLAB_ALLOW_TF32",
+                   "let cuBLAS/cuDNN use TF32 tensor cores (10-bit products); off: fp32"),
+  };
+  if (uses_cublas) {
+    knobs.push_back(bytes_knob("cublas_workspace", "auto", /*allow_auto=*/true,
+                               "CONVLAB_CUBLAS_WORKSPACE",
+                               "cuBLAS workspace inside the plan's workspace; auto: cuBLAS's "
+                               "default pool for the architecture"));
   }
-  const std::string suffix = text.substr(digits);
-  int shift = -1;
-  if (suffix.empty()) shift = 0;
-  if (suffix == "K" || suffix == "KiB") shift = 10;
-  if (suffix == "M" || suffix == "MiB") shift = 20;
-  if (suffix == "G" || suffix == "GiB") shift = 30;
-  const std::string where = std::string(variable) + "='" + text + "'";
-  if (digits == 0 || shift < 0) {
-    throw Error(ErrorCode::invalid_argument,
-                where + ": expected bytes, optionally with K/KiB, M/MiB or G/GiB (e.g. 512MiB)");
-  }
-  const unsigned long long count =
-      digits > 19 ? ~0ull : std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
-  if (digits > 19 || count > (~0ull >> shift)) {
-    throw Error(ErrorCode::invalid_argument, where + " does not fit 64 bits");
-  }
-  return static_cast<std::size_t>(count << shift);
+  return knobs;
 }
 
-int64_t parse_count_or_auto(const char* value, const char* variable) {
-  if (value == nullptr || value[0] == '\0' || std::string(value) == "auto") return 0;
-  char* end = nullptr;
-  const long long count = std::strtoll(value, &end, 10);
-  if (*end != '\0' || count < 1 || count > (1ll << 40)) {
-    throw Error(ErrorCode::invalid_argument,
-                std::string(variable) + "='" + value + "': expected a positive integer or 'auto'");
-  }
-  return count;
+GpuSettings gpu_settings(const KnobValues& knobs) {
+  GpuSettings s;
+  s.device = static_cast<int>(knob_integer(knobs, "device").value_or(0));
+  s.allow_tf32 = knob_boolean(knobs, "allow_tf32");
+  if (knobs.count("cublas_workspace")) s.cublas_workspace = knob_bytes(knobs, "cublas_workspace");
+  return s;
 }
 
-std::size_t cublas_workspace_bytes(int cc_major) {
-  static const char* value = std::getenv("CONVLAB_CUBLAS_WORKSPACE");
-  const std::size_t fallback = (cc_major >= 9 ? 32 : 4) * (std::size_t(1) << 20);
-  return parse_bytes(value, "CONVLAB_CUBLAS_WORKSPACE", fallback);
+KnobValues default_knobs(const AlgorithmInfo& info) {
+  return resolve_knobs(info.name, info.knobs, {});
 }
 
-int64_t im2col_images_setting() {
-  static const int64_t images =
-      parse_count_or_auto(std::getenv("CONVLAB_CUDA_IM2COL_IMAGES"), "CONVLAB_CUDA_IM2COL_IMAGES");
-  return images;
+int device_of(const AlgorithmInfo& info, const KnobValues& given) {
+  return gpu_settings(resolve_knobs(info.name, info.knobs, given)).device;
 }
 
-std::size_t find_budget() {
-  static const std::size_t budget =
-      parse_bytes(std::getenv("CONVLAB_CUDNN_FIND_WORKSPACE"), "CONVLAB_CUDNN_FIND_WORKSPACE",
-                  std::size_t(1) << 30);
-  return budget;
+std::size_t cublas_workspace_bytes(const GpuSettings& settings, int cc_major) {
+  if (settings.cublas_workspace) return *settings.cublas_workspace;
+  return (cc_major >= 9 ? 32 : 4) * (std::size_t(1) << 20);
 }
 
 }  // namespace convlab::cuda

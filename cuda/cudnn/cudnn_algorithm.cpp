@@ -11,6 +11,7 @@
 #include <string>
 
 #include "convlab/numerics.hpp"
+#include "cuda/common/settings.hpp"
 #include "cudnn_common.hpp"
 #include "cudnn_names.hpp"
 #include "convlab/registry.hpp"
@@ -34,22 +35,26 @@ namespace {
 
 class CudnnPlan final : public Plan {
  public:
-  CudnnPlan(std::string name, const ConvProblem& problem, Pass pass, int algo)
+  CudnnPlan(std::string name, const ConvProblem& problem, Pass pass, int algo, Family family,
+            const GpuSettings& settings)
       : name_(std::move(name)),
         problem_(problem),
         pass_(pass),
         algo_(algo),
-        context_(cudnn_context()),
+        bound_(cudnn_error_bound(family, problem, settings.allow_tf32)),
+        context_(cudnn_context(settings.device)),
         handle_(cudnn_handle(context_)),
-        descriptors_(problem) {
+        descriptors_(problem, settings.allow_tf32) {
     context_.activate();
     CONVLAB_CUDNN_CHECK(cudnn_workspace_size(handle_, descriptors_, pass_, algo_, &workspace_));
     info_.kernel = cudnn_enum_name(pass_, algo_);
-    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.math_mode = settings.math_mode();
     info_.workspace_split = {{"cudnn", workspace_}};
-    info_.details = {{"cudnn_math_type", cudnn_math_type_name(cudnn_math_type())}};
+    info_.details = {
+        {"cudnn_math_type", cudnn_math_type_name(cudnn_math_type(settings.allow_tf32))}};
   }
   std::size_t workspace_bytes() const override { return workspace_; }
+  ErrorBound error_bound() const override { return bound_; }
 
  protected:
   void execute(const Tensors& t, const Workspace& workspace, Stream stream) override {
@@ -64,6 +69,7 @@ class CudnnPlan final : public Plan {
   ConvProblem problem_;
   Pass pass_;
   int algo_;
+  ErrorBound bound_;
   CudaContext& context_;
   cudnnHandle_t handle_;
   CudnnDescriptors descriptors_;
@@ -81,6 +87,7 @@ class CudnnAlgorithm final : public Algorithm {
         std::string("cuDNN legacy algorithm ") + entry_.name + " (" + cudnn_passes_of(entry_) + ")";
     info_.deterministic = entry_.deterministic;
     info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.knobs = gpu_knobs(/*uses_cublas=*/false);
   }
   const AlgorithmInfo& info() const override { return info_; }
   Support available() const override { return cudnn_available(); }
@@ -95,9 +102,10 @@ class CudnnAlgorithm final : public Algorithm {
     }
     const Support& ready = cudnn_available();
     if (!ready) return ready;
-    CudaContext& context = cudnn_context();
+    const GpuSettings settings = gpu_settings(default_knobs(info_));
+    CudaContext& context = cudnn_context(settings.device);
     context.activate();
-    CudnnDescriptors descriptors(problem);
+    CudnnDescriptors descriptors(problem, settings.allow_tf32);
     std::size_t bytes = 0;
     const cudnnStatus_t status =
         cudnn_workspace_size(cudnn_handle(context), descriptors, pass, algo, &bytes);
@@ -112,22 +120,29 @@ class CudnnAlgorithm final : public Algorithm {
   }
 
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
-                                  const KnobValues&) const override {
+                                  const KnobValues& knobs) const override {
     problem.validate();
+    const GpuSettings settings = gpu_settings(knobs);
     const Support& ready = cudnn_available();
     if (!ready) throw Error(ErrorCode::unavailable, name() + ": " + ready.reason);
+    const Support& device = device_support(settings.device);
+    if (!device) throw Error(ErrorCode::unavailable, name() + ": " + device.reason);
     const Support support = supports(problem, pass);
     if (!support) {
       throw Error(ErrorCode::unsupported, name() + " " + to_string(pass) + " " +
                                               problem.descriptor() + ": " + support.reason);
     }
-    return std::make_unique<CudnnPlan>(name(), problem, pass, cudnn_algo_for(entry_, pass));
+    return std::make_unique<CudnnPlan>(name(), problem, pass, cudnn_algo_for(entry_, pass),
+                                       entry_.family, settings);
   }
 
   ErrorBound error_bound(const ConvProblem& problem, Pass) const override {
-    return cudnn_error_bound(entry_.name, problem);
+    return cudnn_error_bound(entry_.family, problem, gpu_settings(default_knobs(info_)).allow_tf32);
   }
-  DeviceContext& context() const override { return cudnn_context(); }
+  DeviceContext& context() const override { return cudnn_context(default_device_index()); }
+  DeviceContext& plan_context(const KnobValues& knobs) const override {
+    return cudnn_context(device_of(info_, knobs));
+  }
 
  private:
   CudnnAlgoName entry_;

@@ -16,7 +16,7 @@ namespace {
 int as_int(int64_t value) { return static_cast<int>(value); }  // range checked by supports()
 }  // namespace
 
-CudnnDescriptors::CudnnDescriptors(const ConvProblem& p) {
+CudnnDescriptors::CudnnDescriptors(const ConvProblem& p, bool tf32) {
   try {
     CONVLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
     CONVLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y));
@@ -32,7 +32,7 @@ CudnnDescriptors::CudnnDescriptors(const ConvProblem& p) {
         conv, as_int(p.pad_h), as_int(p.pad_w), as_int(p.stride_h), as_int(p.stride_w),
         as_int(p.dilation_h), as_int(p.dilation_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CONVLAB_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, as_int(p.groups)));
-    CONVLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, cudnn_math_type()));
+    CONVLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, cudnn_math_type(tf32)));
     int n = 0, k = 0, oh = 0, ow = 0;
     CONVLAB_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &k, &oh, &ow));
     if (n != p.n || k != p.k || oh != p.out_h() || ow != p.out_w()) {
@@ -58,7 +58,7 @@ void CudnnDescriptors::release() noexcept {
   conv = nullptr, w = nullptr, y = nullptr, x = nullptr;
 }
 
-cudnnMathType_t cudnn_math_type() { return allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH; }
+cudnnMathType_t cudnn_math_type(bool tf32) { return tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH; }
 
 const char* cudnn_math_type_name(cudnnMathType_t type) {
   switch (type) {
@@ -142,7 +142,7 @@ void cudnn_run(const CudaContext& context, cudnnHandle_t handle, const CudnnDesc
   }
 }
 
-CudaContext& cudnn_context() { return device_context(default_device_index()); }
+CudaContext& cudnn_context(int device) { return device_context(device); }
 
 static Support probe_cudnn() {
   const Support& device = device_support(default_device_index());
@@ -154,7 +154,7 @@ static Support probe_cudnn() {
                        std::to_string(CUDNN_VERSION) + ")");
   }
   try {
-    cudnn_handle(cudnn_context());
+    cudnn_handle(cudnn_context(default_device_index()));
   } catch (const Error& e) {
     return Support::no(std::string("cuDNN unusable: ") + e.what());
   }
@@ -191,7 +191,7 @@ Support cudnn_fits_legacy_api(const ConvProblem& p) {
   return Support::yes();
 }
 
-ErrorBound cudnn_error_bound(const char* name, const ConvProblem& p) {
+ErrorBound cudnn_error_bound(Family family, const ConvProblem& p, bool tf32) {
   // Direct and GEMM algorithms sum the same products as the reference in fp32, in some
   // order (split reductions, atomics): the elementwise bound with the GEMM factor.
   // FFT and Winograd transform whole tiles, spreading rounding over them: the normwise
@@ -200,15 +200,15 @@ ErrorBound cudnn_error_bound(const char* name, const ConvProblem& p) {
   // Winograd's transforms (F(2x2,3x3) ... F(6x6,3x3)) amplify rounding by their matrix
   // norms (tens for the larger tiles); its factor covers F(6x6,3x3) on 8x8 tiles.
   auto log2_ceil = [](int64_t v) { return std::ceil(std::log2(double(std::max<int64_t>(v, 2)))); };
-  const bool fft = std::strncmp(name, "fft", 3) == 0;
-  const bool winograd = std::strncmp(name, "winograd", 8) == 0;
-  if (fft) {
+  if (family == Family::fft || family == Family::fft_tiled) {
     const double log2_size =
         log2_ceil(p.h + p.pad_h + p.end_pad_h()) + log2_ceil(p.w + p.pad_w + p.end_pad_w());
-    return {ErrorBound::Kind::normwise, math_mode_factor(16.0), log2_size};
+    return {ErrorBound::Kind::normwise, math_mode_factor(16.0, tf32), log2_size};
   }
-  if (winograd) return {ErrorBound::Kind::normwise, math_mode_factor(64.0), 6.0};
-  return {ErrorBound::Kind::elementwise, math_mode_factor(16.0), 0.0};
+  if (family == Family::winograd) {
+    return {ErrorBound::Kind::normwise, math_mode_factor(64.0, tf32), 6.0};
+  }
+  return {ErrorBound::Kind::elementwise, math_mode_factor(16.0, tf32), 0.0};
 }
 
 }  // namespace convlab::cuda

@@ -13,10 +13,10 @@
 namespace convlab::cuda {
 
 /// The four legacy descriptors of a problem (fp32, NCHW, KCRS, cross-correlation, groups),
-/// with the convolution's math type set from this process' math mode.
+/// with the convolution's math type set from a plan's allow_tf32 knob.
 class CudnnDescriptors {
  public:
-  explicit CudnnDescriptors(const ConvProblem& problem);
+  CudnnDescriptors(const ConvProblem& problem, bool tf32);
   ~CudnnDescriptors();
   CudnnDescriptors(const CudnnDescriptors&) = delete;
   CudnnDescriptors& operator=(const CudnnDescriptors&) = delete;
@@ -28,9 +28,9 @@ class CudnnDescriptors {
   void release() noexcept;
 };
 
-/// CUDNN_FMA_MATH (fp32 only) by default, CUDNN_DEFAULT_MATH (TF32 permitted) with
-/// CONVLAB_ALLOW_TF32=1.
-cudnnMathType_t cudnn_math_type();
+/// CUDNN_FMA_MATH (fp32 only) by default, CUDNN_DEFAULT_MATH (TF32 permitted) when the
+/// plan's allow_tf32 knob is set.
+cudnnMathType_t cudnn_math_type(bool tf32);
 const char* cudnn_math_type_name(cudnnMathType_t type);
 
 /// cudnnGet*WorkspaceSize for the pass and algorithm; returns the status rather than
@@ -57,11 +57,11 @@ const Support& cudnn_available();
 /// axis symmetrically and fits cuDNN's int-sized legacy descriptors.
 Support cudnn_fits_legacy_api(const ConvProblem& problem);
 
-/// The error bound of a legacy algorithm by family: elementwise for the direct/GEMM ones,
-/// normwise for FFT and Winograd (both transform the data; see cudnn_algorithm.cpp).
-ErrorBound cudnn_error_bound(const char* name, const ConvProblem& problem);
+/// The error bound of a legacy algorithm by its family: elementwise for the direct/GEMM
+/// ones, normwise for FFT and Winograd (both transform the data), scaled for TF32.
+ErrorBound cudnn_error_bound(Family family, const ConvProblem& problem, bool tf32);
 
-/// The context of the device the cuDNN algorithms use.
-CudaContext& cudnn_context();
+/// The context of device `device`, checked usable with cuDNN (Error{unavailable} otherwise).
+CudaContext& cudnn_context(int device);
 
 }  // namespace convlab::cuda

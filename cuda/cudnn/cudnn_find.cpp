@@ -1,17 +1,15 @@
 // cudnn.find: cuDNN's own choice. plan() runs cudnnFind*AlgorithmEx, which times every
-// legacy algorithm of the pass on scratch tensors of the problem's shape, within a workspace
-// budget (CONVLAB_CUDNN_FIND_WORKSPACE, default 1 GiB, lowered to what the device has
-// free), on random tensors; the fastest that succeeded in an acceptable math type becomes the
-// plan (cudnn_find_pick.hpp: only CUDNN_FMA_MATH, true fp32, unless CONVLAB_ALLOW_TF32=1),
-// and its name, time, workspace and math type go into the plan info. Planning allocates (the
-// scratch tensors and the trial workspace) and frees everything before it returns; run() is
-// the chosen algorithm's plain call.
+// legacy algorithm of the pass on random scratch tensors of the problem's shape, within the
+// `workspace` knob's budget (default 1 GiB, lowered to what the device has free); the fastest
+// that succeeded in an acceptable math type becomes the plan (cudnn_find_pick.hpp: only
+// CUDNN_FMA_MATH, true fp32, unless the allow_tf32 knob is set), and its name, time,
+// workspace and math type go into the plan info. Planning allocates (the scratch tensors and
+// the trial workspace) and frees everything before it returns; run() is the chosen
+// algorithm's plain call.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,7 +28,7 @@ namespace {
 constexpr const char* kName = "cudnn.find";
 
 FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
-                 const ConvProblem& p, Pass pass) {
+                   const ConvProblem& p, Pass pass, std::size_t find_budget, bool tf32) {
   context.activate();
   DeviceBuffer x(context, static_cast<std::size_t>(p.x_bytes()));
   DeviceBuffer w(context, static_cast<std::size_t>(p.w_bytes()));
@@ -40,7 +38,7 @@ FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescri
   for (DeviceBuffer* b : {&x, &w, &y}) fill_uniform_bytes(b->data(), b->bytes(), seed++, context.stream());
   // Leave room for cuDNN's own bookkeeping: at most 90% of what is free goes to the trial.
   const MemInfo memory = context.mem_info();
-  const std::size_t budget = std::min(find_budget(), memory.free / 10 * 9);
+  const std::size_t budget = std::min(find_budget, memory.free / 10 * 9);
   DeviceBuffer workspace(context, budget);
   constexpr int kMax = 16;
   int count = 0;
@@ -50,21 +48,21 @@ FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescri
       CONVLAB_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
           handle, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), kMax, &count, r,
           workspace.data(), budget));
-      return pick_find_result(r, count, budget, allow_tf32());
+      return pick_find_result(r, count, budget, tf32);
     }
     case Pass::backward_data: {
       cudnnConvolutionBwdDataAlgoPerf_t r[kMax];
       CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
           handle, d.w, w.data(), d.y, y.data(), d.conv, d.x, x.data(), kMax, &count, r,
           workspace.data(), budget));
-      return pick_find_result(r, count, budget, allow_tf32());
+      return pick_find_result(r, count, budget, tf32);
     }
     case Pass::backward_filter: {
       cudnnConvolutionBwdFilterAlgoPerf_t r[kMax];
       CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           handle, d.x, x.data(), d.y, y.data(), d.conv, d.w, w.data(), kMax, &count, r,
           workspace.data(), budget));
-      return pick_find_result(r, count, budget, allow_tf32());
+      return pick_find_result(r, count, budget, tf32);
     }
   }
   return {};
@@ -72,13 +70,15 @@ FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescri
 
 class FindPlan final : public Plan {
  public:
-  FindPlan(const ConvProblem& problem, Pass pass)
+  FindPlan(const ConvProblem& problem, Pass pass, const GpuSettings& settings,
+           std::size_t find_budget)
       : problem_(problem),
         pass_(pass),
-        context_(cudnn_context()),
+        context_(cudnn_context(settings.device)),
         handle_(cudnn_handle(context_)),
-        descriptors_(problem) {
-    choice_ = find_best(context_, handle_, descriptors_, problem, pass);
+        descriptors_(problem, settings.allow_tf32) {
+    choice_ = find_best(context_, handle_, descriptors_, problem, pass, find_budget,
+                        settings.allow_tf32);
     if (choice_.algo < 0) {
       throw Error(ErrorCode::unsupported,
                   std::string(kName) + " " + to_string(pass) + " " + problem.descriptor() +
@@ -109,6 +109,14 @@ class FindPlan final : public Plan {
   }
   std::size_t workspace_bytes() const override { return workspace_; }
   const FindPick& choice() const { return choice_; }
+  // The bound of the family of cuDNN's pick, under the math the pick ran in.
+  ErrorBound error_bound() const override {
+    Family family = Family::direct;
+    for (const CudnnAlgoName& entry : cudnn_algo_names()) {
+      if (cudnn_algo_for(entry, pass_) == choice_.algo) family = entry.family;
+    }
+    return cudnn_error_bound(family, problem_, choice_.math != CUDNN_FMA_MATH);
+  }
 
  protected:
   // cuDNN's call on the caller's stream; the pick was made at plan time (Find times kernels
@@ -137,9 +145,9 @@ class FindAlgorithm final : public Algorithm {
     static const AlgorithmInfo kInfo{
         kName, Device::gpu, Family::vendor,
         "cudnn",
-        "cuDNN's pick by cudnnFind*AlgorithmEx within CONVLAB_CUDNN_FIND_WORKSPACE "
+        "cuDNN's pick by cudnnFind*AlgorithmEx within the workspace knob "
         "(default 1 GiB); the pick is in the plan info",
-        /*deterministic=*/false, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
+        /*deterministic=*/false, allow_tf32() ? MathMode::tf32 : MathMode::fp32, find_knobs()};
     return kInfo;
   }
   Support available() const override { return cudnn_available(); }
@@ -150,9 +158,12 @@ class FindAlgorithm final : public Algorithm {
     const Support& ready = cudnn_available();
     if (!ready) return ready;
     // Find needs at least one algorithm that implements the problem within the budget.
-    CudaContext& context = cudnn_context();
+    const KnobValues knobs = default_knobs(info());
+    const GpuSettings settings = gpu_settings(knobs);
+    const std::size_t budget = *knob_bytes(knobs, "workspace");
+    CudaContext& context = cudnn_context(settings.device);
     context.activate();
-    CudnnDescriptors descriptors(problem);
+    CudnnDescriptors descriptors(problem, settings.allow_tf32);
     for (const CudnnAlgoName& entry : cudnn_algo_names()) {
       const int algo = cudnn_algo_for(entry, pass);
       if (algo < 0) continue;
@@ -161,45 +172,48 @@ class FindAlgorithm final : public Algorithm {
           CUDNN_STATUS_SUCCESS) {
         continue;
       }
-      if (bytes <= find_budget()) return Support::yes();
+      if (bytes <= budget) return Support::yes();
     }
     return Support::no("no legacy cuDNN " + std::string(to_string(pass)) +
-                       " algorithm implements this problem within CONVLAB_CUDNN_FIND_WORKSPACE=" +
-                       std::to_string(find_budget()) + " bytes");
+                       " algorithm implements this problem within the workspace knob's " +
+                       std::to_string(budget) + " bytes");
   }
 
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
-                                  const KnobValues&) const override {
+                                  const KnobValues& knobs) const override {
     problem.validate();
+    const GpuSettings settings = gpu_settings(knobs);
     const Support& ready = cudnn_available();
     if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
+    const Support& device = device_support(settings.device);
+    if (!device) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + device.reason);
     const Support support = supports(problem, pass);
     if (!support) {
       throw Error(ErrorCode::unsupported, std::string(kName) + " " + to_string(pass) + " " +
                                               problem.descriptor() + ": " + support.reason);
     }
-    auto plan = std::make_unique<FindPlan>(problem, pass);
-    std::lock_guard<std::mutex> lock(mutex_);
-    picks_[key(problem, pass)] = cudnn_registry_name(pass, plan->choice().algo);
-    return plan;
+    return std::make_unique<FindPlan>(problem, pass, settings, *knob_bytes(knobs, "workspace"));
   }
 
-  // The bound of the family cuDNN picked for this problem when it has been planned; before
-  // that, the loosest family's (normwise FFT), since any may be picked.
-  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = picks_.find(key(problem, pass));
-    const std::string pick = it == picks_.end() ? "cudnn.fft" : it->second;
-    return cudnn_error_bound(pick.c_str() + 6, problem);
+  // Before planning any family may be picked: the loosest one's bound (normwise FFT). A
+  // plan's own bound (FindPlan::error_bound) is that of its pick.
+  ErrorBound error_bound(const ConvProblem& problem, Pass) const override {
+    return cudnn_error_bound(Family::fft, problem, gpu_settings(default_knobs(info())).allow_tf32);
   }
-  DeviceContext& context() const override { return cudnn_context(); }
+  DeviceContext& context() const override { return cudnn_context(default_device_index()); }
+  DeviceContext& plan_context(const KnobValues& knobs) const override {
+    return cudnn_context(device_of(info(), knobs));
+  }
 
  private:
-  static std::string key(const ConvProblem& problem, Pass pass) {
-    return problem.descriptor() + " " + to_string(pass);
+  static std::vector<KnobSpec> find_knobs() {
+    std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/false);
+    knobs.push_back(bytes_knob("workspace", std::to_string(std::size_t(1) << 30),
+                               /*allow_auto=*/false, "CONVLAB_CUDNN_FIND_WORKSPACE",
+                               "the trial workspace cudnnFind* may use (at most 90% of free "
+                               "memory), and so the largest workspace a pick may need"));
+    return knobs;
   }
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, std::string> picks_;
 };
 
 }  // namespace

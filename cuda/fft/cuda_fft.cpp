@@ -150,10 +150,12 @@ class DeviceOps final : public FftOps {
 
 class CudaFftPlan final : public Plan {
  public:
-  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, bool cache_filters)
+  CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, const GpuSettings& settings,
+              bool cache_filters)
       : p_(p),
         pass_(pass),
         context_(context),
+        tf32_(settings.allow_tf32),
         cache_filters_(cache_filters && pass != Pass::backward_filter) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
@@ -164,11 +166,12 @@ class CudaFftPlan final : public Plan {
       work = std::max(work, plans_[i].make(*layouts[i], context_.stream()));
     schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work));
     layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
-    cublas_slot_ = layout_.add(cublas_workspace_bytes(context.info().cc_major), "cuBLAS");
+    cublas_slot_ =
+        layout_.add(cublas_workspace_bytes(settings, context.info().cc_major), "cuBLAS");
     const FftGeometry& g = schedule_.geometry;
     info_.kernel = "cufft r2c/c2r, cublasCgemmStridedBatched";
     info_.transform = "fft " + std::to_string(g.h.size) + "x" + std::to_string(g.w.size);
-    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.math_mode = settings.math_mode();
     info_.workspace_split = {
         {"fft_buffers", static_cast<std::size_t>(g.total_bytes) - g.library_work.bytes},
         {"cufft_work", g.library_work.bytes},
@@ -183,6 +186,13 @@ class CudaFftPlan final : public Plan {
   }
 
   std::size_t workspace_bytes() const override { return layout_.bytes(); }
+  // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math
+  // mode: the CGEMMs are the only part TF32 touches.
+  ErrorBound error_bound() const override {
+    const FftGeometry& g = schedule_.geometry;
+    return {ErrorBound::Kind::normwise, math_mode_factor(4.0, tf32_),
+            std::log2(double(g.h.size) * double(g.w.size))};
+  }
 
  protected:
   // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
@@ -193,6 +203,9 @@ class CudaFftPlan final : public Plan {
     unsigned char* base = static_cast<unsigned char*>(ws.data);
     CublasRunBinding cublas(context_, s, layout_.at<void>(base, cublas_slot_),
                             layout_.size(cublas_slot_));
+    // The handle is the device's, shared by every plan on it: set this plan's mode each run.
+    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
+        context_.cublas(), tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     const FftBuffer& work = schedule_.geometry.library_work;
     for (FftPlanHandle& plan : plans_) {
       if (!plan.made()) continue;
@@ -213,6 +226,7 @@ class CudaFftPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   CudaContext& context_;
+  bool tf32_;
   FftSchedule schedule_;
   FftPlanHandle plans_[3];  // input_a, input_b, output
   WorkspaceLayout layout_;
@@ -222,16 +236,13 @@ class CudaFftPlan final : public Plan {
   const void* cached_workspace_ = nullptr;
 };
 
-KnobSpec cache_filters_knob() {
-  KnobSpec k;
-  k.name = "cache_filters";
-  k.type = KnobType::boolean;
-  k.default_value = "false";
-  k.environment_default = "CONVLAB_CUDA_FFT_CACHE_FILTERS";  // for a whole sweep
-  k.description =
+std::vector<KnobSpec> cuda_fft_knobs() {
+  std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
+  knobs.push_back(boolean_knob(
+      "cache_filters", false, "CONVLAB_CUDA_FFT_CACHE_FILTERS",
       "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
-      "run (weights fixed between runs, workspace not shared); off: every run transforms w";
-  return k;
+      "run (weights fixed between runs, workspace not shared); off: every run transforms w"));
+  return knobs;
 }
 
 class CudaFft final : public CudaStrategy {
@@ -245,21 +256,22 @@ class CudaFft final : public CudaStrategy {
         "cufft+cublas",
         "cuFFT R2C/C2R + per-bin complex GEMMs (cublasCgemmStridedBatched), "
         "frequency-major spectra",
-        /*deterministic=*/true,
-        allow_tf32() ? MathMode::tf32 : MathMode::fp32,
-        /*knobs=*/{cache_filters_knob()}};
+        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32,
+        cuda_fft_knobs()};
     return kInfo;
   }
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues& knobs) const override {
-    return std::make_unique<CudaFftPlan>(problem, pass, ready_context(problem),
-                                         knob_boolean(knobs, "cache_filters"));
+    problem.validate();
+    const GpuSettings settings = gpu_settings(knobs);
+    return std::make_unique<CudaFftPlan>(problem, pass, plan_device(kName, settings.device),
+                                         settings, knob_boolean(knobs, "cache_filters"));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
-    // cpu.fft's normwise bound (factor 4, log2 of the transform size), scaled by the math
-    // mode: the CGEMMs are the only part TF32 touches.
+    // The plan's bound (CudaFftPlan::error_bound) under the default math mode.
     const FftGeometry g = fft_geometry(problem, pass);
-    return {ErrorBound::Kind::normwise, math_mode_factor(4.0),
+    return {ErrorBound::Kind::normwise,
+            math_mode_factor(4.0, gpu_settings(default_knobs(info())).allow_tf32),
             std::log2(double(g.h.size) * double(g.w.size))};
   }
 };

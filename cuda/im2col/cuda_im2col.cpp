@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
@@ -89,6 +90,10 @@ CudaIm2colLayout cuda_im2col_layout(const ConvProblem& p, Pass pass, int64_t ima
 }
 
 ErrorBound cuda_im2col_error_bound(const ConvProblem& p, Pass pass, int64_t chunks) {
+  return cuda_im2col_error_bound(p, pass, chunks, allow_tf32());
+}
+
+ErrorBound cuda_im2col_error_bound(const ConvProblem& p, Pass pass, int64_t chunks, bool tf32) {
   // Each output is an fp32 sum along a chain of at most `chain` additions: forward the GEMM's
   // L; backward-data a Kg dot product per tap, then at most R*S taps gathered; backward-filter
   // the GEMM's inner b*P per chunk, accumulated over the chunks (beta = 1). Higham & Mary's
@@ -106,7 +111,8 @@ ErrorBound cuda_im2col_error_bound(const ConvProblem& p, Pass pass, int64_t chun
       chain = double(p.n) * p.out_h() * p.out_w() + chunks;
       break;
   }
-  return {ErrorBound::Kind::elementwise, math_mode_factor(6.0 * std::sqrt(chain) + 2.0), 0.0};
+  return {ErrorBound::Kind::elementwise, math_mode_factor(6.0 * std::sqrt(chain) + 2.0, tf32),
+          0.0};
 }
 
 namespace {
@@ -146,14 +152,16 @@ class DeviceOps final : public Im2colOps {
 
 class CudaIm2colPlan final : public Plan {
  public:
-  CudaIm2colPlan(const ConvProblem& p, Pass pass, CudaContext& context, int64_t images)
+  CudaIm2colPlan(const ConvProblem& p, Pass pass, CudaContext& context, int64_t images,
+                 const GpuSettings& settings)
       : p_(p),
         pass_(pass),
         context_(context),
-        layout_(
-            cuda_im2col_layout(p, pass, images, cublas_workspace_bytes(context.info().cc_major))) {
+        tf32_(settings.allow_tf32),
+        layout_(cuda_im2col_layout(p, pass, images,
+                                   cublas_workspace_bytes(settings, context.info().cc_major))) {
     info_.kernel = "im2col/col2im kernels, cublasSgemmStridedBatched";
-    info_.math_mode = allow_tf32() ? MathMode::tf32 : MathMode::fp32;
+    info_.math_mode = settings.math_mode();
     info_.workspace_split = {{"columns", layout_.col_bytes},
                              {"stage", layout_.stage_bytes},
                              {"cublas", layout_.cublas_bytes}};
@@ -161,6 +169,9 @@ class CudaIm2colPlan final : public Plan {
   }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
+  ErrorBound error_bound() const override {
+    return cuda_im2col_error_bound(p_, pass_, layout_.chunks, tf32_);
+  }
 
  protected:
   // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
@@ -170,6 +181,9 @@ class CudaIm2colPlan final : public Plan {
     CUstream_st* s = run_stream(context_, stream);
     unsigned char* base = static_cast<unsigned char*>(ws.data);
     CublasRunBinding cublas(context_, s, base + layout_.cublas_offset, layout_.cublas_bytes);
+    // The handle is the device's, shared by every plan on it: set this plan's mode each run.
+    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
+        context_.cublas(), tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     float* col = layout_.col_bytes ? reinterpret_cast<float*>(base + layout_.col_offset) : nullptr;
     float* stage =
         layout_.stage_bytes ? reinterpret_cast<float*>(base + layout_.stage_offset) : nullptr;
@@ -181,33 +195,54 @@ class CudaIm2colPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   CudaContext& context_;
+  bool tf32_;
   CudaIm2colLayout layout_;
 };
 
+std::vector<KnobSpec> cuda_im2col_knobs(std::optional<int64_t> fixed_images) {
+  std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
+  KnobSpec images = integer_knob(
+      "images", "auto", 1, int64_t{1} << 40, /*allow_auto=*/true, "CONVLAB_CUDA_IM2COL_IMAGES",
+      "images per column buffer and batched GEMM; auto: the fewest reaching the target width");
+  if (fixed_images) {
+    images.default_value = *fixed_images > 0 ? std::to_string(*fixed_images) : "auto";
+    images.environment_default.clear();
+  }
+  knobs.push_back(std::move(images));
+  return knobs;
+}
+
 class CudaIm2col final : public CudaStrategy {
  public:
-  /// images < 0: CONVLAB_CUDA_IM2COL_IMAGES, read at each plan.
-  explicit CudaIm2col(int64_t images = -1) : images_(images) {}
-  const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo{
-        kName, Device::gpu, Family::gemm,
-        "cublas",
-        "im2col/col2im-gather kernels + cuBLAS SGEMM (strided-batched over images)",
-        /*deterministic=*/true, allow_tf32() ? MathMode::tf32 : MathMode::fp32, /*knobs=*/{}};
-    return kInfo;
-  }
+  /// fixed_images: the images knob's default instead of CONVLAB_CUDA_IM2COL_IMAGES (0 = auto).
+  explicit CudaIm2col(std::optional<int64_t> fixed_images = std::nullopt)
+      : info_{kName,
+              Device::gpu,
+              Family::gemm,
+              "cublas",
+              "im2col/col2im-gather kernels + cuBLAS SGEMM (strided-batched over images)",
+              /*deterministic=*/true,
+              allow_tf32() ? MathMode::tf32 : MathMode::fp32,
+              cuda_im2col_knobs(fixed_images)} {}
+  const AlgorithmInfo& info() const override { return info_; }
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
-                                  const KnobValues&) const override {
-    return std::make_unique<CudaIm2colPlan>(problem, pass, ready_context(problem), images());
+                                  const KnobValues& knobs) const override {
+    problem.validate();
+    const GpuSettings settings = gpu_settings(knobs);
+    return std::make_unique<CudaIm2colPlan>(problem, pass, plan_device(kName, settings.device),
+                                            images(knobs), settings);
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
-    const int64_t chunks = cuda_im2col_layout(problem, pass, images(), 0).chunks;
-    return cuda_im2col_error_bound(problem, pass, chunks);
+    const KnobValues knobs = default_knobs(info_);
+    const int64_t chunks = cuda_im2col_layout(problem, pass, images(knobs), 0).chunks;
+    return cuda_im2col_error_bound(problem, pass, chunks, gpu_settings(knobs).allow_tf32);
   }
 
  private:
-  int64_t images() const { return images_ >= 0 ? images_ : im2col_images_setting(); }
-  int64_t images_;
+  static int64_t images(const KnobValues& knobs) {
+    return knob_integer(knobs, "images").value_or(0);
+  }
+  AlgorithmInfo info_;
 };
 
 }  // namespace

@@ -43,6 +43,9 @@ CudaIm2colLayout cuda_im2col_layout(const ConvProblem& problem, Pass pass, int64
 /// The elementwise bound of cuda.im2col (as cpu.im2col's, with the chunks of backward-filter
 /// in its chain), scaled by the math mode.
 ErrorBound cuda_im2col_error_bound(const ConvProblem& problem, Pass pass, int64_t chunks);
+/// The same for a plan whose allow_tf32 knob is `tf32` (the above uses the process default).
+ErrorBound cuda_im2col_error_bound(const ConvProblem& problem, Pass pass, int64_t chunks,
+                                   bool tf32);
 
 /// A cuda.im2col instance with a fixed number of images per column buffer (0 = automatic);
 /// the registry's instance reads CONVLAB_CUDA_IM2COL_IMAGES instead. For tests.

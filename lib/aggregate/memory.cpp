@@ -351,7 +351,7 @@ Selection select(const ConvProblem& problem, Pass pass, int64_t budget_bytes,
   std::vector<const Algorithm*> pool = options.candidates;
   if (pool.empty()) {
     for (const Algorithm* a : registry().all()) {
-      if (a->name() != "reference") pool.push_back(a);
+      if (a->info().family != Family::reference) pool.push_back(a);
     }
   }
   Selection sel;
@@ -388,7 +388,7 @@ Selection select(const ConvProblem& problem, Pass pass, int64_t budget_bytes,
                       " fits but has no measured time, and no card was given to predict on");
     }
     c.time_ms =
-        predict(c.algorithm->name(), problem, pass, *options.card, options.calibration).time_ms;
+        predict(c.algorithm->info(), problem, pass, *options.card, options.calibration).time_ms;
   }
   for (const Candidate& c : sel.candidates) {
     if (c.status != Candidate::Status::fits) continue;

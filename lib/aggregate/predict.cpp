@@ -5,10 +5,12 @@
 // OH x OW the output, D = 2 n k OH OW (c/g) r s the direct-convolution flops, T = the bytes
 // of x, w and y, each read or written once):
 //
+// Which count an algorithm gets follows its AlgorithmInfo::family (algorithm_family()):
 //   direct:  flops = D                      bytes = T
-//            The least any strategy moves; vendor kernels (oneDNN, cuDNN's GEMM kinds) are
+//            The least any strategy moves; vendor, direct and Winograd kernels are
 //            predicted with it, so their roofline is a lower bound.
-//   im2col:  flops = D (+ n c r s OH OW adds for col2im in backward-data)
+//   im2col (family gemm):
+//            flops = D (+ n c r s OH OW adds for col2im in backward-data)
 //            bytes = T + 2 * COL, COL = 4 n c r s OH OW (the column buffer of every image,
 //            written by im2col and read by the GEMM, or written by the GEMM and read by
 //            col2im); COL = 0 for 1x1 stride-1 unpadded layers, which skip im2col.
@@ -54,12 +56,23 @@ const char* to_string(AlgorithmFamily family) noexcept {
   return "unknown";
 }
 
-AlgorithmFamily algorithm_family(std::string_view algorithm) {
-  if (glob_match("*.im2col*", algorithm)) return AlgorithmFamily::im2col;
-  if (glob_match("*.fft", algorithm) || glob_match("cudnn.fft*", algorithm)) {
-    return AlgorithmFamily::fft;
+AlgorithmFamily algorithm_family(const AlgorithmInfo& info) { return algorithm_family(info.family); }
+
+AlgorithmFamily algorithm_family(Family family) {
+  switch (family) {
+    case Family::gemm: return AlgorithmFamily::im2col;
+    case Family::fft:
+    case Family::fft_tiled: return AlgorithmFamily::fft;
+    case Family::reference:
+    case Family::direct:
+    case Family::winograd:
+    case Family::vendor: return AlgorithmFamily::direct;
   }
   return AlgorithmFamily::direct;
+}
+
+AlgorithmFamily algorithm_family(std::string_view algorithm) {
+  return algorithm_family(registry().get(algorithm).info());
 }
 
 WorkCount work_count(AlgorithmFamily family, const ConvProblem& p, Pass pass) {
@@ -115,17 +128,22 @@ Prediction roofline(const WorkCount& work, const Card& card) {
   return p;
 }
 
-Prediction predict(std::string_view algorithm, const ConvProblem& problem, Pass pass,
+Prediction predict(const AlgorithmInfo& algorithm, const ConvProblem& problem, Pass pass,
                    const Card& card, const Calibration* calibration) {
-  Prediction p = roofline(work_count(algorithm, problem, pass), card);
+  Prediction p = roofline(work_count(algorithm_family(algorithm), problem, pass), card);
   if (calibration) {
-    if (const Calibration::Entry* e = calibration->find(algorithm)) {
+    if (const Calibration::Entry* e = calibration->find(algorithm.name)) {
       p.efficiency = e->efficiency;
       p.calibrated = true;
       p.time_ms /= e->efficiency;
     }
   }
   return p;
+}
+
+Prediction predict(std::string_view algorithm, const ConvProblem& problem, Pass pass,
+                   const Card& card, const Calibration* calibration) {
+  return predict(registry().get(algorithm).info(), problem, pass, card, calibration);
 }
 
 const Calibration::Entry* Calibration::find(std::string_view algorithm) const {
@@ -161,8 +179,10 @@ Calibration calibrate(const std::vector<MeasuredTime>& times, const Card& measur
                   "measured time of " + t.algorithm + " " + to_string(t.pass) + " " +
                       t.problem.descriptor() + " is not positive: " + std::to_string(t.time_ms));
     }
+    const AlgorithmFamily family =
+        t.family ? algorithm_family(*t.family) : algorithm_family(t.algorithm);
     const double predicted =
-        roofline(work_count(t.algorithm, t.problem, t.pass), measured_on).time_ms;
+        roofline(work_count(family, t.problem, t.pass), measured_on).time_ms;
     const double ratio = predicted / t.time_ms;
     Calibration::Entry& e = cal.by_algorithm[t.algorithm];
     e.min_ratio = e.cases == 0 ? ratio : std::min(e.min_ratio, ratio);
@@ -259,6 +279,7 @@ std::vector<MeasuredTime> parse_measured_times(std::string_view text, std::strin
   const int c_algo = column("algorithm", true), c_time = column("time_ms", true);
   const int c_dev = column("device", false), c_status = column("status", false);
   const int c_min = column("time_ms_min", false), c_max = column("time_ms_max", false);
+  const int c_family = column("family", false);
   std::vector<MeasuredTime> out;
   while (pos < text.size()) {
     ++line;
@@ -276,6 +297,7 @@ std::vector<MeasuredTime> parse_measured_times(std::string_view text, std::strin
     try {
       t.problem = parse_descriptor(f[c_desc]).problem;
       t.pass = parse_pass(f[c_pass]);
+      if (c_family >= 0 && !f[c_family].empty()) t.family = parse_family(f[c_family]);
     } catch (const Error& e) {
       throw Error(ErrorCode::invalid_argument, where + ": " + e.what());
     }

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "convlab/algorithm.hpp"
+#include "convlab/error.hpp"
 
 namespace convlab {
 
@@ -16,6 +17,16 @@ const char* to_string(Family family) noexcept {
     case Family::vendor: return "vendor";
   }
   return "?";
+}
+
+Family parse_family(std::string_view text) {
+  for (Family f : {Family::reference, Family::direct, Family::gemm, Family::fft, Family::fft_tiled,
+                   Family::winograd, Family::vendor}) {
+    if (text == to_string(f)) return f;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "unknown algorithm family '" + std::string(text.substr(0, 64)) +
+                  "': expected reference, direct, gemm, fft, fft_tiled, winograd or vendor");
 }
 
 const char* to_string(MathMode mode) noexcept {
@@ -56,6 +67,7 @@ std::unique_ptr<Plan> Algorithm::plan(const ConvProblem& problem, Pass pass,
   KnobValues resolved = resolve_knobs(description.name, description.knobs, knobs);
   std::unique_ptr<Plan> made = make_plan(problem, pass, resolved);
   made->info_.knobs = std::move(resolved);
+  made->algorithm_bound_ = error_bound(problem, pass);
   return made;
 }
 

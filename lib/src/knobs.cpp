@@ -100,6 +100,54 @@ const std::string& find(const KnobValues& knobs, std::string_view name) {
 
 }  // namespace
 
+KnobSpec choice_knob(std::string name, std::string default_value,
+                     std::vector<std::string> choices, std::string environment_default,
+                     std::string description) {
+  KnobSpec spec;
+  spec.name = std::move(name);
+  spec.type = KnobType::choice;
+  spec.default_value = std::move(default_value);
+  spec.choices = std::move(choices);
+  spec.environment_default = std::move(environment_default);
+  spec.description = std::move(description);
+  return spec;
+}
+
+KnobSpec boolean_knob(std::string name, bool default_value, std::string environment_default,
+                      std::string description) {
+  KnobSpec spec;
+  spec.name = std::move(name);
+  spec.type = KnobType::boolean;
+  spec.default_value = default_value ? "true" : "false";
+  spec.environment_default = std::move(environment_default);
+  spec.description = std::move(description);
+  return spec;
+}
+
+KnobSpec integer_knob(std::string name, std::string default_value, int64_t min, int64_t max,
+                      bool allow_auto, std::string environment_default,
+                      std::string description) {
+  KnobSpec spec;
+  spec.name = std::move(name);
+  spec.type = KnobType::integer;
+  spec.default_value = std::move(default_value);
+  spec.min = min;
+  spec.max = max;
+  spec.allow_auto = allow_auto;
+  spec.environment_default = std::move(environment_default);
+  spec.description = std::move(description);
+  return spec;
+}
+
+KnobSpec bytes_knob(std::string name, std::string default_value, bool allow_auto,
+                    std::string environment_default, std::string description) {
+  KnobSpec spec = integer_knob(std::move(name), std::move(default_value), 0, INT64_MAX,
+                               allow_auto, std::move(environment_default),
+                               std::move(description));
+  spec.type = KnobType::bytes;
+  return spec;
+}
+
 KnobValues resolve_knobs(std::string_view algorithm, const std::vector<KnobSpec>& schema,
                          const KnobValues& given) {
   for (const auto& [name, value] : given) {

@@ -1,9 +1,9 @@
 #include "convlab/numerics.hpp"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "convlab/error.hpp"
+#include "convlab/knobs.hpp"
 
 namespace convlab {
 
@@ -15,7 +15,10 @@ bool parse_allow_tf32(const char* value) {
 }
 
 bool allow_tf32() {
-  static const bool allowed = parse_allow_tf32(std::getenv("CONVLAB_ALLOW_TF32"));
+  static const bool allowed = [] {
+    const auto env = environment_default("CONVLAB_ALLOW_TF32");
+    return parse_allow_tf32(env ? env->c_str() : nullptr);
+  }();
   return allowed;
 }
 

@@ -26,22 +26,30 @@ Pass parse_pass(std::string_view text) {
               "unknown pass '" + std::string(text) + "': expected fwd, bwd_data or bwd_filter");
 }
 
-int64_t checked_mul(int64_t a, int64_t b, const char* what) {
-  int64_t result = 0;
-  if (__builtin_mul_overflow(a, b, &result)) {
+namespace {
+
+// `result` is read only after the caller's __builtin_*_overflow has written it.
+int64_t unless_overflowed(bool overflowed, const int64_t& result, int64_t a, const char* op,
+                          int64_t b, const char* what) {
+  if (overflowed) {
     throw Error(ErrorCode::invalid_problem, std::string(what) + " overflows int64: " +
-                                                std::to_string(a) + " * " + std::to_string(b));
+                                                std::to_string(a) + op + std::to_string(b));
   }
   return result;
 }
 
+}  // namespace
+
+int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t result = 0;
+  const bool overflowed = __builtin_mul_overflow(a, b, &result);
+  return unless_overflowed(overflowed, result, a, " * ", b, what);
+}
+
 int64_t checked_add(int64_t a, int64_t b, const char* what) {
   int64_t result = 0;
-  if (__builtin_add_overflow(a, b, &result)) {
-    throw Error(ErrorCode::invalid_problem, std::string(what) + " overflows int64: " +
-                                                std::to_string(a) + " + " + std::to_string(b));
-  }
-  return result;
+  const bool overflowed = __builtin_add_overflow(a, b, &result);
+  return unless_overflowed(overflowed, result, a, " + ", b, what);
 }
 
 int64_t TensorBytes::total() const {
@@ -72,23 +80,24 @@ bool padded_extent(int64_t size, int64_t pad_begin, int64_t pad_end, int64_t* ou
 
 }  // namespace
 
-int64_t ConvProblem::dilated_r() const {
-  int64_t v = 0;  // r - 1 is checked too: r may be INT64_MIN in an invalid problem
-  if (__builtin_sub_overflow(r, 1, &v) || __builtin_mul_overflow(v, dilation_h, &v) ||
+namespace {
+
+// (extent - 1) * dilation + 1, or INT64_MAX where it overflows; extent - 1 is checked too:
+// an invalid problem may hold INT64_MIN.
+int64_t dilated(int64_t extent, int64_t dilation) {
+  int64_t v = 0;
+  if (__builtin_sub_overflow(extent, 1, &v) || __builtin_mul_overflow(v, dilation, &v) ||
       __builtin_add_overflow(v, 1, &v)) {
     return std::numeric_limits<int64_t>::max();
   }
   return v;
 }
 
-int64_t ConvProblem::dilated_s() const {
-  int64_t v = 0;  // s - 1 is checked too: s may be INT64_MIN in an invalid problem
-  if (__builtin_sub_overflow(s, 1, &v) || __builtin_mul_overflow(v, dilation_w, &v) ||
-      __builtin_add_overflow(v, 1, &v)) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  return v;
-}
+}  // namespace
+
+int64_t ConvProblem::dilated_r() const { return dilated(r, dilation_h); }
+
+int64_t ConvProblem::dilated_s() const { return dilated(s, dilation_w); }
 
 static int64_t out_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t dilated,
                         int64_t stride) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "convlab/error.hpp"
+#include "convlab/knobs.hpp"
 
 namespace convlab {
 namespace {
@@ -15,11 +16,12 @@ namespace {
 std::atomic<int> g_threads{0};  // 0: not set, read the environment
 
 int default_threads() {
-  if (const char* env = std::getenv("CONVLAB_NUM_THREADS")) {
+  if (const auto env = environment_default("CONVLAB_NUM_THREADS")) {
+    const char* text = env->c_str();
     char* end = nullptr;
-    const long n = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && n >= 1 && n <= 4096) return static_cast<int>(n);
-    throw Error(ErrorCode::invalid_argument, std::string("CONVLAB_NUM_THREADS='") + env +
+    const long n = std::strtol(text, &end, 10);
+    if (end != text && *end == '\0' && n >= 1 && n <= 4096) return static_cast<int>(n);
+    throw Error(ErrorCode::invalid_argument, "CONVLAB_NUM_THREADS='" + env->substr(0, 64) +
                                                  "': expected an integer from 1 to 4096");
   }
   // The CPUs this process may run on (taskset, cgroup cpusets, Slurm's binding), not every

@@ -28,7 +28,7 @@ using testing::run_seed;
 
 const Algorithm& fft() { return registry().get("cpu.fft"); }
 
-// Sets an environment variable for the scope of a test.
+// Sets an environment variable for the scope of a test (only the test of knob defaults).
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
@@ -45,14 +45,9 @@ class ScopedEnv {
 
 class CpuFft : public ::testing::Test {
  protected:
-  // The corpus plans hundreds of shapes: FFTW_ESTIMATE keeps planning to microseconds
-  // (the measure planner is tested on its own below). Two threads, as on CI.
-  void SetUp() override {
-    set_num_threads(2);
-    if (!std::getenv("CONVLAB_FFTW_PLANNER")) planner_ = std::make_unique<ScopedEnv>(
-        "CONVLAB_FFTW_PLANNER", "estimate");
-  }
-  std::unique_ptr<ScopedEnv> planner_;
+  // The default planner, estimate, keeps planning the corpus's hundreds of shapes to
+  // microseconds (the measure planner is tested on its own below). Two threads, as on CI.
+  void SetUp() override { set_num_threads(2); }
 };
 
 TEST_F(CpuFft, EdgeCases) {
@@ -159,12 +154,22 @@ TEST_F(CpuFft, EveryIsaOnTheEdgeCases) {
       std::cout << "cpu.fft with " << isa << ": not supported here, skipped\n";
       continue;
     }
-    ScopedEnv env("CONVLAB_FFT_ISA", isa);
-    const auto summary = check_corpus(fft(), testing::edge_cases(), all_passes(), seed);
+    const auto summary = check_corpus(fft(), testing::edge_cases(), all_passes(), seed,
+                                      Fill::uniform, {{"isa", isa}});
     EXPECT_TRUE(report_corpus(std::string("cpu.fft (") + isa + ")", "edge cases", summary, seed));
+    const auto plan = fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward, {{"isa", isa}});
+    EXPECT_EQ(plan->info().knobs.at("isa"), isa);
+    EXPECT_NE(plan->info().kernel.find(std::string("bin gemm ") + isa), std::string::npos)
+        << plan->info().kernel;
   }
-  ScopedEnv bad("CONVLAB_FFT_ISA", "sse9");
-  EXPECT_THROW(fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward), Error);
+  try {
+    fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward, {{"isa", "sse9"}});
+    ADD_FAILURE() << "an unknown instruction set was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("cpu.fft.isa"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sse9"), std::string::npos) << e.what();
+  }
 }
 
 std::vector<float> run_once(Plan& plan, const ConvProblem& p, Pass pass, const HostTensors& h) {
@@ -221,31 +226,57 @@ TEST_F(CpuFft, WorkspaceIsTheGeometryAndIsChecked) {
       EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
       EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
     }
-    const ErrorBound bound = fft().error_bound(p, pass);
+    const ErrorBound bound = plan->error_bound();
     EXPECT_EQ(bound.kind, ErrorBound::Kind::normwise);
     EXPECT_DOUBLE_EQ(bound.log2_size, std::log2(14.0 * 12.0));
   }
 }
 
-// The measure planner (the default) on a few shapes, and a bad planner name.
-TEST(CpuFftPlanner, MeasureAndBadName) {
+// The measure planner on a few shapes, a bad planner name, and the default (estimate, the
+// reproducible one) unless the documented environment variable supplies another, which the
+// plan then records like any knob.
+TEST(CpuFftPlanner, MeasureBadNameAndEnvironmentDefault) {
   set_num_threads(2);
+  EXPECT_EQ(fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward)->info().knobs.at("planner"),
+            environment_default("CONVLAB_FFTW_PLANNER").value_or("estimate"));
   {
-    ScopedEnv env("CONVLAB_FFTW_PLANNER", "measure");
     const uint64_t seed = run_seed();
     const std::vector<ConvProblem> problems = {
         problem("mb2ic4ih16oc4kh5ph2"), problem("mb1ic3ih21iw14oc2kh3kw3sh2sw2ph1pw1dh1dw1")};
-    const auto summary = check_corpus(fft(), problems, all_passes(), seed);
+    const KnobValues measure = {{"planner", "measure"}};
+    const auto summary = check_corpus(fft(), problems, all_passes(), seed, Fill::uniform, measure);
     EXPECT_TRUE(report_corpus("cpu.fft (measure)", "a few shapes", summary, seed));
-    EXPECT_NE(fft().plan(problems[0], Pass::forward)->notes().find("measure"), std::string::npos);
+    const auto plan = fft().plan(problems[0], Pass::forward, measure);
+    EXPECT_NE(plan->notes().find("measure"), std::string::npos);
+    EXPECT_EQ(plan->info().knobs.at("planner"), "measure");
   }
-  ScopedEnv env("CONVLAB_FFTW_PLANNER", "thorough");
   try {
-    fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward);
+    fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward, {{"planner", "thorough"}});
     ADD_FAILURE() << "a bad planner name was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("thorough"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cpu.fft.planner"), std::string::npos) << e.what();
+  }
+  {
+    ScopedEnv env("CONVLAB_FFTW_PLANNER", "patient");
+    EXPECT_EQ(fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward)->info().knobs.at("planner"),
+              "patient");
+    bool recorded = false;
+    for (const auto& [name, value] : environment_defaults_used()) {
+      recorded |= name == "CONVLAB_FFTW_PLANNER" && value == "patient";
+    }
+    EXPECT_TRUE(recorded) << "an environment default was used but not recorded";
+  }
+  {
+    ScopedEnv env("CONVLAB_FFTW_PLANNER", "thorough");
+    try {
+      fft().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward);
+      ADD_FAILURE() << "a bad environment default was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("CONVLAB_FFTW_PLANNER"), std::string::npos)
+          << e.what();
+    }
   }
 }
 

@@ -119,7 +119,7 @@ TEST(CpuIm2col, EverySettingIsExact) {
       im2col::Im2colOptions options;
       options.images_per_gemm = s.images;
       options.parallel = s.mode;
-      const im2col::CpuIm2col algo(false, options);
+      const im2col::CpuIm2col algo(options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::to_string(threads) + " threads, " + std::to_string(s.images) +
                                 " images per GEMM, parallel " + im2col::to_string(s.mode);
@@ -152,7 +152,7 @@ TEST(CpuIm2col, EveryGemmBackendIsExact) {
       options.backend = backend;
       options.parallel = mode;
       options.images_per_gemm = 2;
-          const im2col::CpuIm2col algo(false, options);
+          const im2col::CpuIm2col algo(options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::string("GEMM ") + im2col::to_string(backend) +
                                 ", parallel " + im2col::to_string(mode);
@@ -187,7 +187,7 @@ TEST(CpuIm2col, DeterministicWithFixedThreads) {
   }
   im2col::Im2colOptions options;
   options.parallel = im2col::ParallelMode::images;
-  const im2col::CpuIm2col images_mode(false, options);
+  const im2col::CpuIm2col images_mode(options);
   for (const ConvProblem& p : problems) {
     for (Pass pass : all_passes()) {
       expect_bitwise_repeatable(algorithm(), p, pass, run_seed());
@@ -210,7 +210,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
   for (int64_t images : {0, 1, 3}) {
     im2col::Im2colOptions options;
     options.images_per_gemm = images;
-      const im2col::CpuIm2col algo(false, options);
+      const im2col::CpuIm2col algo(options);
     for (const ConvProblem& p : problems) {
       for (Pass pass : all_passes()) {
         const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
@@ -254,7 +254,7 @@ TEST(CpuIm2col, RunAllocatesNothing) {
   im2col::Im2colOptions options;
   options.images_per_gemm = 2;
   options.parallel = im2col::ParallelMode::images;
-  const im2col::CpuIm2col batched(false, options);
+  const im2col::CpuIm2col batched(options);
   for (const Algorithm* algo : {&algorithm(), static_cast<const Algorithm*>(&batched)}) {
     for (Pass pass : all_passes()) {
       auto plan = algo->plan(p, pass);

@@ -178,8 +178,15 @@ struct Allowance {
   int64_t maps = 0;  ///< direct anonymous mmaps
   std::string why;
 };
+// Keyed by the library doing the work, as the algorithm and its plan describe it (backend,
+// the plan's kernel and its gemm knob), never by an algorithm's name.
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
 Allowance allowance(const Algorithm& algorithm, const Plan& plan) {
-  if (algorithm.name() == "cpu.onednn") {
+  const std::string& backend = algorithm.info().backend;
+  const PlanInfo& chosen = plan.info();
+  if (algorithm.info().family == Family::vendor && starts_with(backend, "onednn")) {
     // oneDNN 2.6 allocates small objects in every run: each dnnl::memory that run() wraps
     // around a user or workspace pointer (3 allocations, 816 bytes), and each primitive
     // execution (5 inside the library for exec_args_t / exec_ctx_t, 4 for the C++ API's
@@ -190,14 +197,14 @@ Allowance allowance(const Algorithm& algorithm, const Plan& plan) {
     // its packing buffers around every call instead of using the scratchpad: measured about
     // 76 KiB per thread at any problem size, one malloc/free pair per sgemm call (so the
     // count grows with images x groups and is not bounded here).
-    if (plan.notes().find("gemm") != std::string::npos) {
+    if (chosen.kernel.find("gemm") != std::string::npos) {
       a.allocations = -1;
       a.peak += int64_t{num_threads()} * (96 << 10);
       a.why += ", and oneDNN's sgemm packing buffers";
     }
     return a;
   }
-  if (algorithm.name() == "cpu.fft") {
+  if (backend == "fftw") {
     // FFTW 3.3.10's buffered r2c/c2r solvers, when the planner picks them, fftwf_malloc a
     // buffer of about one transform's half spectrum per execute and thread and free it
     // before returning: measured 5776 bytes per thread for a 36x36 transform (684 bins).
@@ -205,16 +212,16 @@ Allowance allowance(const Algorithm& algorithm, const Plan& plan) {
     return {-1, int64_t{num_threads()} * (64 << 10), 0,
             "FFTW's buffered solvers' per-execute buffers"};
   }
-  if (algorithm.name() == "cpu.im2col") {
-    // By the GEMM backend its notes() name ("gemm onednn|openblas|eigen").
-    const std::string notes = plan.notes();
-    if (notes.find("gemm onednn") != std::string::npos) {
+  if (chosen.knobs.count("gemm")) {
+    // By the GEMM library the plan's gemm knob chose (onednn, openblas or eigen).
+    const std::string& gemm = chosen.knobs.at("gemm");
+    if (gemm == "onednn") {
       // dnnl_sgemm mallocs its packing buffer around every call: 74-201 KB per calling thread
       // measured on these problems (it grows with the GEMM's shape: 13 MB at n = 8192, k >=
       // 1152, measured on dnnl_sgemm alone).
       return {-1, int64_t{num_threads()} * (256 << 10), 0, "oneDNN's sgemm packing buffers"};
     }
-    if (notes.find("gemm openblas") != std::string::npos) {
+    if (gemm == "openblas") {
       // OpenBLAS 0.3.21: its small-matrix kernels (sgemm_small_kernel_*) malloc and free a few
       // hundred bytes per call (288 measured); a thread that calls a GEMM while no OpenBLAS
       // buffer is free maps one (128 MiB of address space, kept for the process), at most
@@ -339,7 +346,7 @@ void check_plan(const Algorithm& algorithm, const ConvProblem& problem, Pass pas
 
     std::memcpy(output.data(), out.data(), output.size() * sizeof(float));
     const AccuracyReport report =
-        compare_with_reference(problem, pass, host, output, algorithm.error_bound(problem, pass));
+        compare_with_reference(problem, pass, host, output, plan->error_bound());
     EXPECT_TRUE(report.within_bound) << run << ": " << report.detail;
     for (std::size_t i = 0; i < declared; ++i) {
       if (workspace.data()[i] != poison[round]) touched[i] = true;

@@ -143,9 +143,10 @@ TEST(PassMemory, IsWhatTheHarnessAllocatesAndTheRunNeeds) {
         const HostTensors host = make_inputs(p, pass, seed);
         CaseBuffers buffers(a->context(), p, host, static_cast<std::size_t>(m.workspace));
         EXPECT_EQ(static_cast<int64_t>(buffers.device_bytes()), m.total());
-        a->plan(p, pass)->run(buffers.tensors(), buffers.workspace());
+        const auto plan = a->plan(p, pass);
+        plan->run(buffers.tensors(), buffers.workspace());
         const AccuracyReport r = compare_with_reference(
-            p, pass, host, buffers.download_output(pass), a->error_bound(p, pass));
+            p, pass, host, buffers.download_output(pass), plan->error_bound());
         EXPECT_TRUE(r.within_bound) << r.detail;
         ++checked;
       }

@@ -218,8 +218,8 @@ TEST_P(NonFinite, PropagatesAsIeeeSays) {
                   << ": unsupported: " << support.reason << "\n";
         continue;
       }
-      const bool spreads = algorithm.error_bound(p, pass).kind == ErrorBound::Kind::normwise;
       auto plan = algorithm.plan(p, pass);
+      const bool spreads = plan->error_bound().kind == ErrorBound::Kind::normwise;
       const Dims od = dims(p, output_role(pass));
       for (const Poison& q : poisons(p, pass)) {
         SCOPED_TRACE(algorithm.name() + " " + to_string(pass) + " " + p.descriptor() + " " +

@@ -90,42 +90,62 @@ TEST(CudaSettings, Tf32SwitchIsStrict) {
   EXPECT_TRUE(cuda::parse_allow_tf32("1"));
   EXPECT_THROW(cuda::parse_allow_tf32("yes"), Error);
   // This test runs without CONVLAB_ALLOW_TF32: fp32 and the plain bound factors.
-  if (!std::getenv("CONVLAB_ALLOW_TF32")) {
+  if (!environment_default("CONVLAB_ALLOW_TF32")) {
     EXPECT_EQ(cuda::math_mode_name(), "fp32");
     EXPECT_EQ(cuda::math_mode_factor(8.0), 8.0);
   }
 }
 
-TEST(CudaSettings, BytesAndCounts) {
-  EXPECT_EQ(cuda::parse_bytes(nullptr, "V", 7), 7u);
-  EXPECT_EQ(cuda::parse_bytes("", "V", 7), 7u);
-  EXPECT_EQ(cuda::parse_bytes("123", "V", 7), 123u);
-  EXPECT_EQ(cuda::parse_bytes("4K", "V", 7), 4096u);
-  EXPECT_EQ(cuda::parse_bytes("512MiB", "V", 7), 512u << 20);
-  EXPECT_EQ(cuda::parse_bytes("2GiB", "V", 7), std::size_t(2) << 30);
-  EXPECT_THROW(cuda::parse_bytes("2 GiB", "V", 7), Error);
-  EXPECT_THROW(cuda::parse_bytes("MiB", "V", 7), Error);
-  EXPECT_THROW(cuda::parse_bytes("-1", "V", 7), Error);
-  EXPECT_THROW(cuda::parse_bytes("99999999999999999999", "V", 7), Error);
-  EXPECT_THROW(cuda::parse_bytes("17179869184GiB", "V", 7), Error);  // 2^34 GiB = 2^64
-  try {
-    cuda::parse_bytes("lots", "CONVLAB_CUBLAS_WORKSPACE", 0);
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("CONVLAB_CUBLAS_WORKSPACE='lots'"), std::string::npos);
+// Every GPU algorithm takes the device and the math mode as knobs; the cuBLAS users the
+// cuBLAS workspace; bad values name the knob.
+TEST(CudaSettings, KnobsOfEveryGpuAlgorithm) {
+  int gpu = 0;
+  for (const Algorithm* a : registry().all()) {
+    if (a->device() != Device::gpu) continue;
+    ++gpu;
+    const KnobValues knobs = cuda::default_knobs(a->info());
+    ASSERT_TRUE(knobs.count("device")) << a->name();
+    ASSERT_TRUE(knobs.count("allow_tf32")) << a->name();
+    if (!environment_default("CONVLAB_ALLOW_TF32")) {
+      EXPECT_EQ(knobs.at("allow_tf32"), "false") << a->name();
+    }
+    try {
+      a->plan(parse_descriptor("mb1ic1ih4oc1kh3").problem, Pass::forward, {{"device", "gpu0"}});
+      ADD_FAILURE() << a->name() << " accepted device=gpu0";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(a->name() + ".device"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("gpu0"), std::string::npos) << e.what();
+    }
   }
-  EXPECT_EQ(cuda::parse_count_or_auto(nullptr, "V"), 0);
-  EXPECT_EQ(cuda::parse_count_or_auto("auto", "V"), 0);
-  EXPECT_EQ(cuda::parse_count_or_auto("3", "V"), 3);
-  EXPECT_THROW(cuda::parse_count_or_auto("0", "V"), Error);
-  EXPECT_THROW(cuda::parse_count_or_auto("3x", "V"), Error);
+  EXPECT_GT(gpu, 0);
+  for (const char* name : {"cuda.fft", "cuda.im2col"}) {
+    EXPECT_TRUE(cuda::default_knobs(registry().get(name).info()).count("cublas_workspace"));
+  }
+  EXPECT_TRUE(cuda::default_knobs(registry().get("cuda.im2col").info()).count("images"));
+#if CONVLAB_HAVE_CUDNN
+  const KnobValues find = resolve_knobs("cudnn.find", registry().get("cudnn.find").info().knobs,
+                                        {{"workspace", "512MiB"}});
+  EXPECT_EQ(*knob_bytes(find, "workspace"), std::size_t(512) << 20);
+  EXPECT_THROW(resolve_knobs("cudnn.find", registry().get("cudnn.find").info().knobs,
+                             {{"workspace", "lots"}}),
+               Error);
+#endif
+}
+
+TEST(CudaSettings, CublasWorkspaceAndDeviceIndex) {
+  cuda::GpuSettings automatic;
+  EXPECT_EQ(cuda::cublas_workspace_bytes(automatic, 9), 32u << 20);  // cuBLAS's Hopper pool
+  EXPECT_EQ(cuda::cublas_workspace_bytes(automatic, 8), 4u << 20);
+  const KnobValues given = resolve_knobs("cuda.fft", registry().get("cuda.fft").info().knobs,
+                                         {{"cublas_workspace", "4KiB"}, {"device", "1"}});
+  const cuda::GpuSettings s = cuda::gpu_settings(given);
+  EXPECT_EQ(cuda::cublas_workspace_bytes(s, 9), 4096u);
+  EXPECT_EQ(s.device, 1);
   EXPECT_EQ(cuda::parse_device_index(nullptr), 0);
   EXPECT_EQ(cuda::parse_device_index("1"), 1);
   EXPECT_THROW(cuda::parse_device_index("-1"), Error);
   EXPECT_THROW(cuda::parse_device_index("gpu0"), Error);
-  if (!std::getenv("CONVLAB_CUBLAS_WORKSPACE")) {
-    EXPECT_EQ(cuda::cublas_workspace_bytes(9), 32u << 20);  // cuBLAS's Hopper default pool
-    EXPECT_EQ(cuda::cublas_workspace_bytes(8), 4u << 20);
-  }
 }
 
 TEST(CudaWorkspace, LayoutAlignsEveryBuffer) {

@@ -114,9 +114,12 @@ TEST(GpuWorkspace, Im2colIsItsFormula) {
   const int cc = cuda::device_context(cuda::default_device_index()).info().cc_major;
   for (const ConvProblem& p : problems()) {
     for (Pass pass : testing::all_passes()) {
-      const auto layout = cuda::cuda_im2col_layout(p, pass, cuda::im2col_images_setting(),
-                                                   cuda::cublas_workspace_bytes(cc));
-      EXPECT_EQ(a.plan(p, pass)->workspace_bytes(), layout.workspace_bytes)
+      const auto plan = a.plan(p, pass);
+      const KnobValues& knobs = plan->info().knobs;
+      const auto layout =
+          cuda::cuda_im2col_layout(p, pass, knob_integer(knobs, "images").value_or(0),
+                                   cuda::cublas_workspace_bytes(cuda::gpu_settings(knobs), cc));
+      EXPECT_EQ(plan->workspace_bytes(), layout.workspace_bytes)
           << p.descriptor() << " " << to_string(pass);
     }
   }

@@ -19,8 +19,8 @@ namespace convlab::testing {
 
 uint64_t run_seed() {
   static const uint64_t seed = [] {
-    if (const char* env = std::getenv("CONVLAB_TEST_SEED")) {
-      return static_cast<uint64_t>(std::strtoull(env, nullptr, 10));
+    if (const auto env = environment_default("CONVLAB_TEST_SEED")) {
+      return static_cast<uint64_t>(std::strtoull(env->c_str(), nullptr, 10));
     }
     return static_cast<uint64_t>(
         std::chrono::steady_clock::now().time_since_epoch().count() & 0xFFFFFFFF);
@@ -132,7 +132,7 @@ std::vector<ConvProblem> scaled_suite_layers() {
 }
 
 CaseOutcome check_case(const Algorithm& algorithm, const ConvProblem& problem, Pass pass,
-                       uint64_t seed, Fill fill) {
+                       uint64_t seed, Fill fill, const KnobValues& knobs) {
   CaseOutcome outcome;
   const std::string where = algorithm.name() + " " + to_string(pass) + " " + problem.descriptor();
   try {
@@ -143,12 +143,12 @@ CaseOutcome check_case(const Algorithm& algorithm, const ConvProblem& problem, P
                                                : support.reason;
       return outcome;
     }
-    auto plan = algorithm.plan(problem, pass);
+    auto plan = algorithm.plan(problem, pass, knobs);
     const HostTensors host = make_inputs(problem, pass, seed, fill);
     CaseBuffers buffers(algorithm.context(), problem, host, plan->workspace_bytes());
     plan->run(buffers.tensors(), buffers.workspace());
     const std::vector<float> result = buffers.download_output(pass);
-    ErrorBound bound = algorithm.error_bound(problem, pass);
+    ErrorBound bound = plan->error_bound();
     if (fill == Fill::integers) bound = ErrorBound{ErrorBound::Kind::elementwise, 0.0, 0.0};
     outcome.report = compare_with_reference(problem, pass, host, result, bound);
     if (!outcome.report.within_bound) {
@@ -163,12 +163,13 @@ CaseOutcome check_case(const Algorithm& algorithm, const ConvProblem& problem, P
 }
 
 CorpusSummary check_corpus(const Algorithm& algorithm, const std::vector<ConvProblem>& problems,
-                           const std::vector<Pass>& passes, uint64_t seed, Fill fill) {
+                           const std::vector<Pass>& passes, uint64_t seed, Fill fill,
+                           const KnobValues& knobs) {
   CorpusSummary summary;
   uint64_t case_seed = seed;
   for (const ConvProblem& problem : problems) {
     for (Pass pass : passes) {
-      const CaseOutcome outcome = check_case(algorithm, problem, pass, case_seed++, fill);
+      const CaseOutcome outcome = check_case(algorithm, problem, pass, case_seed++, fill, knobs);
       switch (outcome.disposition) {
         case Disposition::passed: ++summary.passed; break;
         case Disposition::unsupported:

@@ -44,9 +44,10 @@ struct CaseOutcome {
   AccuracyReport report;
 };
 
-/// Plans and runs one case on the algorithm's device and compares it with the reference.
+/// Plans (with `knobs`) and runs one case on the algorithm's device and compares it with the
+/// reference under the plan's error bound (exact for integer fills).
 CaseOutcome check_case(const Algorithm& algorithm, const ConvProblem& problem, Pass pass,
-                       uint64_t seed, Fill fill = Fill::uniform);
+                       uint64_t seed, Fill fill = Fill::uniform, const KnobValues& knobs = {});
 
 /// Tallies of a corpus run, for the summary line each test prints.
 struct CorpusSummary {
@@ -59,7 +60,7 @@ struct CorpusSummary {
 /// (an empty one counts as a failure).
 CorpusSummary check_corpus(const Algorithm& algorithm, const std::vector<ConvProblem>& problems,
                            const std::vector<Pass>& passes, uint64_t seed,
-                           Fill fill = Fill::uniform);
+                           Fill fill = Fill::uniform, const KnobValues& knobs = {});
 
 /// Prints "<algorithm> <label>: N passed, N unsupported, N failed (seed S)" and the first
 /// failures; returns true when nothing failed. Tests wrap it in EXPECT_TRUE.

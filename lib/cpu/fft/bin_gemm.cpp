@@ -1,6 +1,5 @@
 // Chooses the instruction set of the bin GEMM at run time, so one binary runs everywhere and
 // still uses AVX-512 where the CPU has it.
-#include <cstdlib>
 #include <string>
 
 #include "bin_gemm.hpp"
@@ -32,29 +31,23 @@ bool bin_gemm_isa_supported(BinGemmIsa isa) {
 #endif
 }
 
-BinGemmIsa bin_gemm_isa() {
-  if (const char* env = std::getenv("CONVLAB_FFT_ISA")) {
-    const std::string name = env;
-    BinGemmIsa isa;
-    if (name == "generic") {
-      isa = BinGemmIsa::generic;
-    } else if (name == "avx2") {
-      isa = BinGemmIsa::avx2;
-    } else if (name == "avx512") {
-      isa = BinGemmIsa::avx512;
-    } else {
-      throw Error(ErrorCode::invalid_argument,
-                  "CONVLAB_FFT_ISA='" + name + "': expected generic, avx2 or avx512");
-    }
+BinGemmIsa bin_gemm_isa(const std::string& choice) {
+  if (choice == "auto") {
+    if (bin_gemm_isa_supported(BinGemmIsa::avx512)) return BinGemmIsa::avx512;
+    if (bin_gemm_isa_supported(BinGemmIsa::avx2)) return BinGemmIsa::avx2;
+    return BinGemmIsa::generic;
+  }
+  for (BinGemmIsa isa : {BinGemmIsa::generic, BinGemmIsa::avx2, BinGemmIsa::avx512}) {
+    if (choice != to_string(isa)) continue;
     if (!bin_gemm_isa_supported(isa)) {
       throw Error(ErrorCode::invalid_argument,
-                  "CONVLAB_FFT_ISA='" + name + "': this CPU does not support it");
+                  "knob cpu.fft.isa=" + choice + ": this CPU does not support it");
     }
     return isa;
   }
-  if (bin_gemm_isa_supported(BinGemmIsa::avx512)) return BinGemmIsa::avx512;
-  if (bin_gemm_isa_supported(BinGemmIsa::avx2)) return BinGemmIsa::avx2;
-  return BinGemmIsa::generic;
+  throw Error(ErrorCode::invalid_argument, "invalid value '" + choice.substr(0, 64) +
+                                               "' for knob cpu.fft.isa: expected auto, "
+                                               "generic, avx2 or avx512");
 }
 
 int64_t bin_gemm_vector_bins(BinGemmIsa isa) {

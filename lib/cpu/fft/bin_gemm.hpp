@@ -15,6 +15,7 @@
 // combined once at the end (see combine() in bin_gemm_kernel.inc).
 
 #include <cstdint>
+#include <string>
 
 #include "strategy/fft_geometry.hpp"
 
@@ -24,9 +25,10 @@ namespace convlab::cpu_fft {
 enum class BinGemmIsa { generic, avx2, avx512 };
 const char* to_string(BinGemmIsa isa) noexcept;
 
-/// The best instruction set this CPU runs, unless CONVLAB_FFT_ISA=generic|avx2|avx512 asks
-/// for another (Error{invalid_argument} for an unknown or unsupported one).
-BinGemmIsa bin_gemm_isa();
+/// The instruction set the knob cpu.fft.isa names: "auto" (the best this CPU runs),
+/// "generic", "avx2" or "avx512". Throws Error{invalid_argument} naming the knob for an
+/// unknown one or one this CPU does not run.
+BinGemmIsa bin_gemm_isa(const std::string& choice);
 /// Whether this CPU can run the kernels of `isa`.
 bool bin_gemm_isa_supported(BinGemmIsa isa);
 /// Complex bins per SIMD vector of `isa` (2, 4, 8); bin ranges must be multiples of it.

@@ -96,7 +96,12 @@ class CpuFftAlgorithm final : public Algorithm {
         "fftw",
         "FFTW r2c/c2r (rows, then columns) + per-frequency complex GEMM over channels, "
         "vectorised across bins",
-        /*deterministic=*/true, MathMode::fp32, /*knobs=*/{}};
+        /*deterministic=*/true, MathMode::fp32,
+        {choice_knob("planner", "estimate", cpu_fft::planner_names(), "CONVLAB_FFTW_PLANNER",
+                     "FFTW planner rigour; only estimate picks the same codelets in every "
+                     "process (bitwise reproducible), measure and above time candidates"),
+         choice_knob("isa", "auto", {"auto", "generic", "avx2", "avx512"}, "CONVLAB_FFT_ISA",
+                     "instruction set of the per-bin GEMM; auto is the best this CPU runs")}};
     return kInfo;
   }
 
@@ -112,13 +117,15 @@ class CpuFftAlgorithm final : public Algorithm {
   }
 
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
-                                  const KnobValues&) const override {
+                                  const KnobValues& knobs) const override {
     const Support support = supports(problem, pass);
     if (!support) {
       throw Error(ErrorCode::unsupported, "cpu.fft " + std::string(to_string(pass)) + " " +
                                               problem.descriptor() + ": " + support.reason);
     }
-    return std::make_unique<cpu_fft::FftPlan>(problem, pass, num_threads());
+    const cpu_fft::BinGemmIsa isa = cpu_fft::bin_gemm_isa(knob_text(knobs, "isa"));
+    return std::make_unique<cpu_fft::FftPlan>(problem, pass, num_threads(), isa,
+                                              knob_text(knobs, "planner"));
   }
 
   // Normwise bound, per output plane: ||e||_2 <= factor * eps * log2(Hf*Wf) *

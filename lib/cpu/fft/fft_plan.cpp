@@ -50,9 +50,11 @@ struct FftPlan::RunState {
   float* staging;
 };
 
-FftPlan::FftPlan(const ConvProblem& problem, Pass pass, int threads)
-    : problem_(problem), pass_(pass), threads_(threads), isa_(bin_gemm_isa()),
-      geometry_(cpu_fft_geometry(problem, pass, threads)), planner_(planner_name()),
+FftPlan::FftPlan(const ConvProblem& problem, Pass pass, int threads, BinGemmIsa isa,
+                 const std::string& planner)
+    : problem_(problem), pass_(pass), threads_(threads), isa_(isa),
+      geometry_(cpu_fft_geometry(problem, pass, threads)), planner_(planner),
+      planner_flags_(planner_flags(planner)),
       where_(std::string("cpu.fft ") + to_string(pass) + " " + problem.descriptor()) {
   chunk_ = chunk_planes(geometry_);
   staging_stride_ = chunk_ * geometry_.h.size * geometry_.w.size;
@@ -98,7 +100,7 @@ void FftPlan::make_plans(FftTensor tensor, bool inverse) {
     }
     if (!have_columns) {
       plans_.push_back({columns, tensor, q,
-                        plan_columns(g.h.size, 1, g.half_w, g.h.size, q, ps,
+                        plan_columns(planner_flags_, g.h.size, 1, g.half_w, g.h.size, q, ps,
                                      inverse ? +1 : -1, where + "columns")});
     }
     if (have_rows) continue;
@@ -109,14 +111,14 @@ void FftPlan::make_plans(FftTensor tensor, bool inverse) {
       b.in_plane = pl.h.count * g.w.size, b.in_row = g.w.size;
       b.out_plane = ps, b.out_row = pl.h.step;
       plans_.push_back({rows, tensor, q,
-                        plan_rows_r2c(b, q * pl.h.count * g.w.size, q * ps, row_offset,
+                        plan_rows_r2c(planner_flags_, b, q * pl.h.count * g.w.size, q * ps, row_offset,
                                       where + "rows r2c")});
     } else {
       b.in_elem = g.h.size, b.out_elem = 1;
       b.in_plane = ps, b.in_row = pl.h.step;
       b.out_plane = pl.h.count * g.w.size, b.out_row = g.w.size;
       plans_.push_back({rows, tensor, q,
-                        plan_rows_c2r(b, q * ps, row_offset, q * pl.h.count * g.w.size,
+                        plan_rows_c2r(planner_flags_, b, q * ps, row_offset, q * pl.h.count * g.w.size,
                                       where + "rows c2r")});
     }
   }

@@ -26,7 +26,9 @@ FftGeometry cpu_fft_geometry(const ConvProblem& problem, Pass pass, int threads)
 
 class FftPlan final : public Plan {
  public:
-  FftPlan(const ConvProblem& problem, Pass pass, int threads);
+  /// `planner` is one of planner_names(); `isa` one this CPU runs.
+  FftPlan(const ConvProblem& problem, Pass pass, int threads, BinGemmIsa isa,
+          const std::string& planner);
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(geometry_.total_bytes);
   }
@@ -64,6 +66,7 @@ class FftPlan final : public Plan {
   int64_t staging_stride_ = 0;  // floats of staging per worker
   std::vector<Entry> plans_;
   std::string planner_;
+  unsigned planner_flags_ = 0;
   std::string where_;  // "cpu.fft <pass> <descriptor>", built here so run() allocates nothing
   // The last run's phases (inputs, products, output); atomic because runs of one
   // plan with different workspaces may overlap.

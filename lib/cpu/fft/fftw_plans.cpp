@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "convlab/error.hpp"
 
@@ -55,23 +56,26 @@ fftwf_iodim64 dim(int64_t n, int64_t is, int64_t os) {
 
 }  // namespace
 
-const char* planner_name() {
-  const char* env = std::getenv("CONVLAB_FFTW_PLANNER");
-  const std::string name = env ? env : "measure";
-  for (const char* known : {"estimate", "measure", "patient", "exhaustive"}) {
-    if (name == known) return known;
-  }
-  throw Error(ErrorCode::invalid_argument,
-              "CONVLAB_FFTW_PLANNER='" + name +
-                  "': expected estimate, measure, patient or exhaustive");
+const std::vector<std::string>& planner_names() {
+  static const std::vector<std::string> names = {"estimate", "measure", "patient", "exhaustive"};
+  return names;
 }
 
-unsigned planner_flags() {
-  const std::string name = planner_name();
-  const unsigned rigour = name == "estimate"  ? FFTW_ESTIMATE
-                          : name == "patient" ? FFTW_PATIENT
-                          : name == "exhaustive" ? FFTW_EXHAUSTIVE
-                                                 : FFTW_MEASURE;
+unsigned planner_flags(const std::string& planner) {
+  unsigned rigour = 0;
+  if (planner == "estimate") {
+    rigour = FFTW_ESTIMATE;
+  } else if (planner == "measure") {
+    rigour = FFTW_MEASURE;
+  } else if (planner == "patient") {
+    rigour = FFTW_PATIENT;
+  } else if (planner == "exhaustive") {
+    rigour = FFTW_EXHAUSTIVE;
+  } else {
+    throw Error(ErrorCode::invalid_argument,
+                "invalid value '" + planner.substr(0, 64) +
+                    "' for knob cpu.fft.planner: expected estimate, measure, patient or exhaustive");
+  }
   // FFTW_NO_BUFFERING (a documented-as-undocumented planner flag of fftw3.h) keeps the
   // planner off the buffered solvers, the only ones that fftwf_malloc a buffer inside every
   // execute: with it run() allocates nothing, so the workspace is the whole truth.
@@ -94,35 +98,44 @@ FftwPlan::~FftwPlan() {
   }
 }
 
-FftwPlan plan_rows_r2c(const RowBatch& b, int64_t in_len, int64_t out_len, int64_t out_offset,
-                       const std::string& what) {
-  const unsigned flags = planner_flags() | FFTW_DESTROY_INPUT;
+namespace {
+
+// One row batch's guru dimensions: the transform (length n) and its two loops (planes, rows).
+struct RowDims {
+  fftwf_iodim64 transform;
+  fftwf_iodim64 loops[2];
+};
+RowDims row_dims(const RowBatch& b) {
+  return {dim(b.n, b.in_elem, b.out_elem),
+          {dim(b.planes, b.in_plane, b.out_plane), dim(b.rows, b.in_row, b.out_row)}};
+}
+
+}  // namespace
+
+FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int64_t out_len,
+                       int64_t out_offset, const std::string& what) {
   Scratch in(in_len * 4), out(out_len * 8);
-  const fftwf_iodim64 d = dim(b.n, b.in_elem, b.out_elem);
-  const fftwf_iodim64 v[2] = {dim(b.planes, b.in_plane, b.out_plane),
-                              dim(b.rows, b.in_row, b.out_row)};
-  return checked(flags, what, [&](unsigned f) {
-    return fftwf_plan_guru64_dft_r2c(1, &d, 2, v, static_cast<float*>(in.data),
+  const RowDims r = row_dims(b);
+  return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
+    return fftwf_plan_guru64_dft_r2c(1, &r.transform, 2, r.loops, static_cast<float*>(in.data),
                                      static_cast<fftwf_complex*>(out.data) + out_offset, f);
   });
 }
 
-FftwPlan plan_rows_c2r(const RowBatch& b, int64_t in_len, int64_t in_offset, int64_t out_len,
-                       const std::string& what) {
-  const unsigned flags = planner_flags() | FFTW_DESTROY_INPUT;
+FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int64_t in_offset,
+                       int64_t out_len, const std::string& what) {
   Scratch in(in_len * 8), out(out_len * 4);
-  const fftwf_iodim64 d = dim(b.n, b.in_elem, b.out_elem);
-  const fftwf_iodim64 v[2] = {dim(b.planes, b.in_plane, b.out_plane),
-                              dim(b.rows, b.in_row, b.out_row)};
-  return checked(flags, what, [&](unsigned f) {
-    return fftwf_plan_guru64_dft_c2r(1, &d, 2, v, static_cast<fftwf_complex*>(in.data) + in_offset,
+  const RowDims r = row_dims(b);
+  return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
+    return fftwf_plan_guru64_dft_c2r(1, &r.transform, 2, r.loops,
+                                     static_cast<fftwf_complex*>(in.data) + in_offset,
                                      static_cast<float*>(out.data), f);
   });
 }
 
-FftwPlan plan_columns(int64_t n, int64_t elem, int64_t columns, int64_t column_stride,
+FftwPlan plan_columns(unsigned planner, int64_t n, int64_t elem, int64_t columns, int64_t column_stride,
                       int64_t planes, int64_t plane_stride, int sign, const std::string& what) {
-  const unsigned flags = planner_flags();
+  const unsigned flags = planner;
   Scratch data(planes * plane_stride * 8);
   const fftwf_iodim64 d = dim(n, elem, elem);
   const fftwf_iodim64 v[2] = {dim(planes, plane_stride, plane_stride),

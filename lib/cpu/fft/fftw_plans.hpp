@@ -13,16 +13,19 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 typedef struct fftwf_plan_s* fftwf_plan;
 
 namespace convlab::cpu_fft {
 
-/// The planner rigour: CONVLAB_FFTW_PLANNER = estimate | measure | patient | exhaustive
-/// (default measure). Throws Error{invalid_argument} for another value.
-const char* planner_name();
-/// planner_name()'s FFTW flag, plus FFTW_NO_BUFFERING (no allocation inside execute).
-unsigned planner_flags();
+/// The planner rigours, as the knob cpu.fft.planner names them: estimate, measure, patient,
+/// exhaustive. Only estimate is reproducible across processes: the others time candidate
+/// codelets, and what wins may differ from one process to the next.
+const std::vector<std::string>& planner_names();
+/// The FFTW flags of a rigour, plus FFTW_NO_BUFFERING (no allocation inside execute).
+/// Throws Error{invalid_argument} naming the knob for another name.
+unsigned planner_flags(const std::string& planner);
 
 /// An owned FFTW plan.
 class FftwPlan {
@@ -60,15 +63,16 @@ struct RowBatch {
 /// Real-to-complex rows (forward), from real `in_len` floats of scratch into complex scratch
 /// of `out_len` complex elements; `out_offset` (complex) is where the batch's output starts
 /// in that scratch. `what` names the plan in errors.
-FftwPlan plan_rows_r2c(const RowBatch& batch, int64_t in_len, int64_t out_len,
+/// `planner` is planner_flags()'s value.
+FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& batch, int64_t in_len, int64_t out_len,
                        int64_t out_offset, const std::string& what);
 /// Complex-to-real rows (inverse, unnormalised); `in_offset` as out_offset above.
-FftwPlan plan_rows_c2r(const RowBatch& batch, int64_t in_len, int64_t in_offset,
+FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& batch, int64_t in_len, int64_t in_offset,
                        int64_t out_len, const std::string& what);
 /// In-place complex columns: `planes` planes (plane_stride apart) of `columns` columns
 /// (column_stride apart), each a length-n transform of stride `elem`. sign -1 forward, +1
 /// inverse.
-FftwPlan plan_columns(int64_t n, int64_t elem, int64_t columns, int64_t column_stride,
+FftwPlan plan_columns(unsigned planner, int64_t n, int64_t elem, int64_t columns, int64_t column_stride,
                       int64_t planes, int64_t plane_stride, int sign, const std::string& what);
 
 void execute_r2c(const FftwPlan& plan, float* in, void* out);

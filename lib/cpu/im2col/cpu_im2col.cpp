@@ -245,32 +245,47 @@ class Im2colPlan final : public Plan {
 
 }  // namespace
 
-CpuIm2col::CpuIm2col(bool from_environment, Im2colOptions options)
-    : from_environment_(from_environment), options_(options) {
-  GemmBackend backend = options_.backend;
-  if (from_environment_) {
-    try {
-      backend = Im2colOptions::from_environment().backend;
-    } catch (const Error&) {
-      backend = default_gemm_backend();  // plan() reports the malformed setting
-    }
+namespace {
+
+AlgorithmInfo im2col_info(std::vector<KnobSpec> knobs) {
+  AlgorithmInfo info;
+  info.name = kName;
+  info.device = Device::cpu;
+  info.family = Family::gemm;
+  GemmBackend backend = default_gemm_backend();
+  try {
+    backend = Im2colOptions::from_knobs(resolve_knobs(kName, knobs, {})).backend;
+  } catch (const Error&) {
+    // A malformed environment default: plan() reports it, naming the variable.
   }
-  info_.name = kName;
-  info_.device = Device::cpu;
-  info_.family = Family::gemm;
-  info_.backend = to_string(backend);
-  info_.description = std::string("im2col/col2im-gather + GEMM (") + to_string(backend) +
-                      "), per group, 1x1 shortcut, images per GEMM";
-  info_.deterministic = true;
+  info.backend = to_string(backend);
+  info.description = std::string("im2col/col2im-gather + GEMM (") + to_string(backend) +
+                     "), per group, 1x1 shortcut, images per GEMM";
+  info.deterministic = true;
+  info.knobs = std::move(knobs);
+  return info;
 }
 
+}  // namespace
+
+CpuIm2col::CpuIm2col() : info_(im2col_info(Im2colOptions{}.schema())) {}
+
+CpuIm2col::CpuIm2col(const Im2colOptions& defaults) : info_([&] {
+  std::vector<KnobSpec> knobs = defaults.schema();
+  for (KnobSpec& k : knobs) k.environment_default.clear();
+  return im2col_info(std::move(knobs));
+}()) {}
+
 Im2colOptions CpuIm2col::options() const {
-  return from_environment_ ? Im2colOptions::from_environment() : options_;
+  return Im2colOptions::from_knobs(resolve_knobs(kName, info_.knobs, {}));
 }
 
 Support CpuIm2col::supports(const ConvProblem& p, Pass) const {
   p.validate();
-  const GemmBackend backend = options().backend;
+  return supports_with(p, options().backend);
+}
+
+Support CpuIm2col::supports_with(const ConvProblem& p, GemmBackend backend) const {
   if (!gemm_backend_available(backend)) {
     return Support::no(std::string(kName) + ": GEMM backend " + to_string(backend) +
                        " is not built in");
@@ -292,10 +307,11 @@ Support CpuIm2col::supports(const ConvProblem& p, Pass) const {
 }
 
 std::unique_ptr<Plan> CpuIm2col::make_plan(const ConvProblem& p, Pass pass,
-                                           const KnobValues&) const {
-  const Support support = supports(p, pass);
+                                           const KnobValues& knobs) const {
+  p.validate();
+  const Im2colOptions opts = Im2colOptions::from_knobs(knobs);
+  const Support support = supports_with(p, opts.backend);
   if (!support) throw Error(ErrorCode::unsupported, support.reason);
-  const Im2colOptions opts = options();
   const Im2colLayout layout = im2col_layout(p, pass, opts, num_threads());
   return std::make_unique<Im2colPlan>(p, pass, opts, layout);
 }

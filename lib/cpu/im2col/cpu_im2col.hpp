@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "convlab/algorithm.hpp"
 #include "gemm.hpp"
@@ -29,11 +30,13 @@ struct Im2colOptions {
   ParallelMode parallel = ParallelMode::automatic;
   GemmBackend backend = default_gemm_backend();
 
-  /// The registry's settings: CONVLAB_IM2COL_IMAGES_PER_GEMM (a positive integer, or
-  /// "auto"), CONVLAB_IM2COL_PARALLEL ("auto", "images" or "gemm"), CONVLAB_IM2COL_GEMM
-  /// ("onednn", "openblas" or "eigen"; default_gemm_backend() when unset), read when called.
-  /// Throws Error{invalid_argument} naming a malformed value.
-  static Im2colOptions from_environment();
+  /// The knobs cpu.im2col accepts, with these options as their defaults: images_per_gemm
+  /// (a positive integer or auto), parallel (auto, images, gemm), gemm (the backends this
+  /// build has). Each may take its default from an environment variable
+  /// (CONVLAB_IM2COL_IMAGES_PER_GEMM, CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
+  std::vector<KnobSpec> schema() const;
+  /// The options that resolved knobs of schema() describe.
+  static Im2colOptions from_knobs(const KnobValues& knobs);
 };
 
 /// Automatic images per GEMM: the fewest images whose columns reach this many GEMM columns
@@ -67,12 +70,15 @@ Im2colLayout im2col_layout(const ConvProblem& problem, Pass pass, const Im2colOp
 /// The strategy behind the registry name "cpu.im2col".
 class CpuIm2col final : public Algorithm {
  public:
-  /// With from_environment, every plan() reads Im2colOptions::from_environment() (the
-  /// registry's instance); otherwise every plan uses `options`.
-  explicit CpuIm2col(bool from_environment = true, Im2colOptions options = {});
+  /// The registry's instance: knob defaults from Im2colOptions{} or their environment
+  /// variables.
+  CpuIm2col();
+  /// An instance whose knobs default to `defaults`, never to the environment (tests and
+  /// micro-benchmarks that compare settings side by side).
+  explicit CpuIm2col(const Im2colOptions& defaults);
   const AlgorithmInfo& info() const override { return info_; }
   Support supports(const ConvProblem& problem, Pass pass) const override;
-  /// The options a plan made now would use.
+  /// The options of a plan made with the default knobs.
   Im2colOptions options() const;
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override;
   DeviceContext& context() const override;
@@ -82,8 +88,7 @@ class CpuIm2col final : public Algorithm {
                                   const KnobValues& knobs) const override;
 
  private:
-  bool from_environment_;
-  Im2colOptions options_;
+  Support supports_with(const ConvProblem& problem, GemmBackend backend) const;
   AlgorithmInfo info_;
 };
 

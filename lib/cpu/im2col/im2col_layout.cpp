@@ -2,7 +2,6 @@
 // cpu_im2col.cpp and in docs/strategy-im2col.md).
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -21,44 +20,34 @@ const char* to_string(ParallelMode mode) noexcept {
   return "unknown";
 }
 
-Im2colOptions Im2colOptions::from_environment() {
+std::vector<KnobSpec> Im2colOptions::schema() const {
+  std::vector<std::string> backends;
+  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::eigen, GemmBackend::onednn}) {
+    if (gemm_backend_available(b)) backends.push_back(to_string(b));
+  }
+  return {
+      integer_knob("images_per_gemm",
+                   images_per_gemm > 0 ? std::to_string(images_per_gemm) : "auto", 1, INT_MAX,
+                   /*allow_auto=*/true, "CONVLAB_IM2COL_IMAGES_PER_GEMM",
+                   "images sharing one column buffer and GEMM; auto reaches 1024 GEMM columns"),
+      choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm"},
+                  "CONVLAB_IM2COL_PARALLEL",
+                  "threads over (image, group) slices, inside the GEMM, or auto by balance"),
+      choice_knob("gemm", to_string(backend), backends, "CONVLAB_IM2COL_GEMM",
+                  "GEMM library; onednn allocates packing buffers outside the workspace"),
+  };
+}
+
+Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   Im2colOptions options;
-  if (const char* env = std::getenv("CONVLAB_IM2COL_IMAGES_PER_GEMM")) {
-    const std::string text = env;
-    if (!text.empty() && text != "auto") {
-      char* end = nullptr;
-      const long long b = std::strtoll(env, &end, 10);
-      if (end == env || *end != '\0' || b < 1) {
-        throw Error(ErrorCode::invalid_argument, "CONVLAB_IM2COL_IMAGES_PER_GEMM='" + text +
-                                                     "': expected a positive integer or auto");
-      }
-      options.images_per_gemm = b;
-    }
+  options.images_per_gemm = knob_integer(knobs, "images_per_gemm").value_or(0);
+  const std::string& parallel = knob_text(knobs, "parallel");
+  for (ParallelMode m : {ParallelMode::automatic, ParallelMode::images, ParallelMode::gemm}) {
+    if (parallel == to_string(m)) options.parallel = m;
   }
-  if (const char* env = std::getenv("CONVLAB_IM2COL_PARALLEL")) {
-    const std::string text = env;
-    if (text == "images") {
-      options.parallel = ParallelMode::images;
-    } else if (text == "gemm") {
-      options.parallel = ParallelMode::gemm;
-    } else if (!text.empty() && text != "auto") {
-      throw Error(ErrorCode::invalid_argument,
-                  "CONVLAB_IM2COL_PARALLEL='" + text + "': expected auto, images or gemm");
-    }
-  }
-  if (const char* env = std::getenv("CONVLAB_IM2COL_GEMM")) {
-    const std::string text = env;
-    bool known = false;
-    for (GemmBackend b : {GemmBackend::onednn, GemmBackend::openblas, GemmBackend::eigen}) {
-      if (text == to_string(b)) {
-        options.backend = b;
-        known = true;
-      }
-    }
-    if (!known && !text.empty()) {
-      throw Error(ErrorCode::invalid_argument,
-                  "CONVLAB_IM2COL_GEMM='" + text + "': expected onednn, openblas or eigen");
-    }
+  const std::string& gemm = knob_text(knobs, "gemm");
+  for (GemmBackend b : {GemmBackend::onednn, GemmBackend::openblas, GemmBackend::eigen}) {
+    if (gemm == to_string(b)) options.backend = b;
   }
   return options;
 }

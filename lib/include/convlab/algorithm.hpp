@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,8 @@ const char* to_string(Device device) noexcept;
 /// choice among its strategies (cuDNN's search, oneDNN's auto).
 enum class Family { reference, direct, gemm, fft, fft_tiled, winograd, vendor };
 const char* to_string(Family family) noexcept;
+/// The family to_string() names; Error{invalid_argument} quoting anything else.
+Family parse_family(std::string_view text);
 
 /// The arithmetic the products and sums are done in. fp32: IEEE single precision throughout
 /// (FMA allowed). tf32: products of inputs rounded to TF32 (10-bit mantissa) on tensor cores.
@@ -127,6 +130,11 @@ class Plan {
   const PlanInfo& info() const { return info_; }
   /// info() as one line, for reports.
   std::string notes() const { return info_.describe(); }
+  /// The bound this plan's outputs keep against the reference (accuracy.hpp); convbench
+  /// --check and the tests fail a case that exceeds it. A plan whose knobs change its
+  /// numerics (a transform variant, a chunking of sums) overrides it; otherwise it is the
+  /// algorithm's error_bound() for the planned problem and pass.
+  virtual ErrorBound error_bound() const { return algorithm_bound_; }
   /// The phases of the last run with their milliseconds, where the plan measures them
   /// (e.g. {"inputs", 1.2}, {"products", 3.4}); empty otherwise. For micro-benchmarks.
   virtual std::vector<std::pair<std::string, double>> last_run_phases() const { return {}; }
@@ -138,6 +146,7 @@ class Plan {
 
  private:
   friend class Algorithm;
+  ErrorBound algorithm_bound_;
 };
 
 /// A convolution strategy.
@@ -162,11 +171,18 @@ class Algorithm {
   /// Error{invalid_argument} for a bad knob.
   std::unique_ptr<Plan> plan(const ConvProblem& problem, Pass pass,
                              const KnobValues& knobs = {}) const;
-  /// The bound its outputs keep against the reference (see accuracy.hpp); convbench --check
-  /// and the tests fail a case that exceeds it.
+  /// The bound its outputs keep against the reference (see accuracy.hpp) under default
+  /// knobs; what a plan is held to is Plan::error_bound(), which starts from this.
   virtual ErrorBound error_bound(const ConvProblem&, Pass) const { return {}; }
-  /// The memory, copy and timing services of this algorithm's device.
+  /// The memory, copy and timing services of this algorithm's device (under default knobs).
   virtual DeviceContext& context() const = 0;
+  /// The device a plan made with `knobs` (as given to plan()) runs on: its tensors and
+  /// workspace belong there. Differs from context() where a knob picks the device (the GPU
+  /// algorithms' `device`). Throws as plan() does for a bad knob.
+  virtual DeviceContext& plan_context(const KnobValues& knobs) const {
+    (void)knobs;
+    return context();
+  }
 
  protected:
   /// Makes the plan; `knobs` holds every knob of info().knobs, validated.

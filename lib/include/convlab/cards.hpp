@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "convlab/algorithm.hpp"
 #include "convlab/problem.hpp"
 
 namespace convlab {
@@ -87,8 +89,13 @@ enum class AlgorithmFamily {
 };
 const char* to_string(AlgorithmFamily family) noexcept;
 
-/// The family an algorithm's name belongs to: *.im2col -> im2col; *.fft and cudnn.fft* ->
-/// fft; everything else (reference, cpu.onednn, cudnn GEMM and Winograd kinds) -> direct.
+/// How an algorithm's work is counted, from what it says it is (AlgorithmInfo::family):
+/// gemm -> im2col; fft and fft_tiled -> fft; everything else (reference, direct, winograd,
+/// vendor) -> direct, the least any strategy moves.
+AlgorithmFamily algorithm_family(const AlgorithmInfo& info);
+AlgorithmFamily algorithm_family(Family family);
+/// algorithm_family() of the registered algorithm of that name; Error{invalid_argument}
+/// naming an unknown one.
 AlgorithmFamily algorithm_family(std::string_view algorithm);
 
 /// The work of one pass by an algorithm family's own count.
@@ -106,6 +113,10 @@ struct MeasuredTime {
   ConvProblem problem;
   Pass pass = Pass::forward;
   std::string algorithm;
+  /// The algorithm's family as the row recorded it (a `family` column), so that a sweep made
+  /// with algorithms this build lacks (a GPU sweep read on a CPU-only build) can still be
+  /// counted; nullopt: the registered algorithm's.
+  std::optional<Family> family;
   std::string device;      ///< as the sweep wrote it, e.g. "cpu (2 threads)"
   double time_ms = 0;      ///< median
   double time_ms_min = 0;  ///< fastest repetition (= time_ms when the file has no column)
@@ -114,7 +125,8 @@ struct MeasuredTime {
 
 /// Reads the status-ok rows of a convbench CSV (docs/convbench.md): `#` metadata lines are
 /// skipped, columns are found by name in the header (descriptor, pass, algorithm, time_ms
-/// required; device, status, time_ms_min, time_ms_max used when present; others ignored).
+/// required; device, status, family, time_ms_min, time_ms_max used when present; others
+/// ignored).
 /// Error{io} when the file cannot be read, Error{invalid_argument} naming the file and line
 /// for a missing column or a bad value.
 std::vector<MeasuredTime> read_measured_times(const std::string& path);
@@ -159,6 +171,9 @@ struct Prediction {
 Prediction roofline(const WorkCount& work, const Card& card);
 /// The roofline of an algorithm's pass on a card, divided by the algorithm's efficiency in
 /// `calibration` when it has one (an algorithm the calibration lacks stays uncalibrated).
+Prediction predict(const AlgorithmInfo& algorithm, const ConvProblem& problem, Pass pass,
+                   const Card& card, const Calibration* calibration = nullptr);
+/// predict() of the registered algorithm of that name.
 Prediction predict(std::string_view algorithm, const ConvProblem& problem, Pass pass,
                    const Card& card, const Calibration* calibration = nullptr);
 

@@ -44,6 +44,21 @@ struct KnobSpec {
   std::string description;  ///< one line for `convbench list`
 };
 
+/// Schema entries, one per type: what a knob is called, its default (canonical text), the
+/// environment variable that may supply the default ("" for none) and its one-line doc.
+KnobSpec choice_knob(std::string name, std::string default_value,
+                     std::vector<std::string> choices, std::string environment_default,
+                     std::string description);
+KnobSpec boolean_knob(std::string name, bool default_value, std::string environment_default,
+                      std::string description);
+/// Integer in [min, max]; with allow_auto "auto" is accepted (and may be the default).
+KnobSpec integer_knob(std::string name, std::string default_value, int64_t min, int64_t max,
+                      bool allow_auto, std::string environment_default,
+                      std::string description);
+/// A byte count; with allow_auto "auto" is accepted (and may be the default).
+KnobSpec bytes_knob(std::string name, std::string default_value, bool allow_auto,
+                    std::string environment_default, std::string description);
+
 /// Knob values by knob name, as canonical text.
 using KnobValues = std::map<std::string, std::string>;
 
