@@ -38,16 +38,22 @@ KINDS = ["time", "crossover", "speedup", "frontier"]
 
 
 def read_rows(path):
-    """The metadata ('# key: value' lines) and the rows of a convbench CSV."""
+    """The metadata ('# key: value' lines) and the rows of a convbench CSV file."""
     try:
         with open(path, newline="") as f:
-            lines = f.readlines()
+            text = f.read()
     except OSError as e:
         sys.exit(f"plot_sweep: cannot read {path}: {e.strerror}")
+    return parse_rows(text, path)
+
+
+def parse_rows(text, path="<text>"):
+    """The metadata and the rows of a convbench CSV's text; rows of --select left out."""
+    lines = text.splitlines(keepends=True)
     meta = {}
     for line in lines:
         if line.startswith("# "):
-            key, _, value = line[2:].rstrip("\n").partition(": ")
+            key, _, value = line[2:].rstrip("\r\n").partition(": ")
             meta[key] = value
     reader = csv.DictReader([line for line in lines if not line.startswith("#")])
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
