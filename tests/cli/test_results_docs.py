@@ -88,6 +88,20 @@ class Claims(unittest.TestCase):
         self.assertEqual(time_cross, 5)  # at kh 3 the ranges overlap: no claim there
         self.assertEqual(mem_cross, 5)   # 35 < 50 from kh 5 on
 
+    def test_prediction_holds_out_the_whole_layer(self):
+        import make_prediction
+        points = [("L1 fwd", 10.0, 20.0), ("L1 bwd", 10.0, 20.0), ("L2 fwd", 10.0, 40.0),
+                  ("L3 fwd", 10.0, 80.0)]
+        held = {key: (point, low, high) for key, _, _, point, low, high in
+                make_prediction.leave_one_out(points)}
+        # L1 from L2 and L3 only (efficiencies 0.25 and 0.125), never from its twin.
+        self.assertAlmostEqual(held["L1 fwd"][1], 40.0)
+        self.assertAlmostEqual(held["L1 fwd"][2], 80.0)
+        self.assertAlmostEqual(held["L1 fwd"][0], 10.0 / 0.1875)
+        doc = (ROOT / "docs" / "prediction.md").read_text()
+        self.assertIn(make_prediction.BEGIN, doc)
+        self.assertIn(make_prediction.END, doc)
+
     def test_answers_ranks_share_ties(self):
         import make_answers
         self.assertEqual(make_answers.ranks([3, 1, 3, 2]), [3.5, 1, 3.5, 2])
