@@ -40,9 +40,9 @@ std::string unusable(const Row& r, const char* which) {
   return "";
 }
 
-// The repetitions' range; a row without min and max has only its median.
-std::pair<double, double> range_of(const Row& r) {
-  return {r.time_ms_min.value_or(*r.time_ms), r.time_ms_max.value_or(*r.time_ms)};
+// Why a row's noise is unknown, or "" when its repetitions' range is there.
+std::string no_range(const Row& r, const char* which) {
+  return r.time_ms_min && r.time_ms_max ? "" : std::string(which) + " has no min and max";
 }
 
 void judge(CaseComparison& c, double alpha) {
@@ -54,8 +54,15 @@ void judge(CaseComparison& c, double alpha) {
   if (c.note.empty()) c.note = unusable(*c.b, "B");
   if (!c.note.empty()) return;
   c.ratio = *c.b->time_ms / *c.a->time_ms;
-  const auto [a_min, a_max] = range_of(*c.a);
-  const auto [b_min, b_max] = range_of(*c.b);
+  // Without a range there is no measured noise to weigh the difference against.
+  c.note = no_range(*c.a, "A");
+  if (c.note.empty()) c.note = no_range(*c.b, "B");
+  if (!c.note.empty()) {
+    c.verdict = Verdict::too_few_reps;
+    return;
+  }
+  const double a_min = *c.a->time_ms_min, a_max = *c.a->time_ms_max;
+  const double b_min = *c.b->time_ms_min, b_max = *c.b->time_ms_max;
   const bool slower = b_min > a_max, faster = b_max < a_min;
   if (!slower && !faster) {
     c.verdict = Verdict::within_noise;

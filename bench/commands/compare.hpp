@@ -36,7 +36,7 @@ enum class Verdict {
   faster,        ///< every B repetition faster than every A repetition, p < alpha
   slower,        ///< every B repetition slower than every A repetition, p < alpha
   within_noise,  ///< the two runs' ranges overlap
-  too_few_reps,  ///< separated, but too few repetitions for p < alpha
+  too_few_reps,  ///< separated, but too few repetitions for p < alpha; or a row without its range
   not_compared,  ///< in one file only, or not ok, or without a time
 };
 const char* to_string(Verdict verdict) noexcept;

@@ -124,6 +124,23 @@ class Compare(unittest.TestCase):
         r = convbench("compare", str(self.a), str(self.a), "--alpha", "0")
         self.assertEqual(r.returncode, 2)
 
+    def test_rows_without_their_range_get_no_verdict(self):
+        bare = self.dir / "bare.csv"
+        meta, rows = split_csv(self.slow.read_text())
+        with open(bare, "w", newline="") as f:
+            f.writelines(meta)
+            columns = [c for c in rows[0] if c not in ("time_ms_min", "time_ms_max")]
+            writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore",
+                                    lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        r = convbench("compare", str(self.a), str(bare), "--format", "csv")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, out = split_csv(r.stdout)
+        self.assertEqual({row["verdict"] for row in out}, {"too_few_reps"})
+        self.assertEqual({row["note"] for row in out}, {"B has no min and max"})
+        self.assertTrue(all(row["ratio"] for row in out))
+
     def test_files_without_a_common_case_exit_2(self):
         lone = self.dir / "lone.csv"
         r = convbench("run", "--shape", "mb1ic2ih6oc2kh3", "--algos", "reference",
