@@ -316,9 +316,9 @@ Noise over the {n_ok} measured rows: coefficient of variation median {cv_med:.1%
 above): preempted threads stretch times, and a multi-threaded kernel that waits at barriers
 for a preempted thread suffers more than a single-threaded one, so the ratios at 2 threads
 can mix the kernels' speed with their sensitivity to preemption; the 1-thread tables are the
-steadier comparison of the kernels themselves. {thread_scaling(datasets)} On an idle
-machine a second thread should bring these below 1; the tables cannot tell how much of
-what is above is preemption.
+steadier comparison of the kernels themselves. {thread_scaling(datasets)} Above 1, the
+second thread made the case slower here; these tables cannot tell how much of that is
+preemption and how much the kernels' own scaling.
 
 `cpu.onednn` is oneDNN's own choice (`convolution_auto`); the implementation it picked for
 each case is in the tables, read from `ONEDNN_VERBOSE=1` in a separate one-repetition run of
