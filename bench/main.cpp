@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "commands/compare.hpp"
 #include "context.hpp"
 #include "research.hpp"
 
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   CLI::App* memory = convbench::add_memory_command(app, memory_options);
   CLI::App* predict = convbench::add_predict_command(app, predict_options);
   CLI::App* merge = convbench::add_merge_command(app, merge_options);
+  convbench::CompareOptions compare_options;
+  CLI::App* compare = convbench::add_compare_command(app, compare_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
     if (memory->parsed()) return convbench::run_memory(memory_options, joined(argc, argv));
     if (predict->parsed()) return convbench::run_predict(predict_options, joined(argc, argv));
     if (merge->parsed()) return convbench::run_merge(merge_options, joined(argc, argv));
+    if (compare->parsed()) return convbench::run_compare(compare_options, joined(argc, argv));
   } catch (const convbench::UsageError& e) {
     std::cerr << "convbench: " << one_line(e.what()) << "\n";
     return 2;

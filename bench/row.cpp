@@ -40,6 +40,7 @@ const std::vector<Column>& row_columns() {
       {"time_ms_min", [](const Row& r) { return optional_cell(r.time_ms_min); }},
       {"time_ms_max", [](const Row& r) { return optional_cell(r.time_ms_max); }},
       {"reps", [](const Row& r) { return optional_cell(r.reps); }},
+      {"cv", [](const Row& r) { return optional_cell(r.cv); }},
       {"gflops", [](const Row& r) { return optional_cell(r.gflops); }},
       {"workspace_bytes", [](const Row& r) { return optional_cell(r.workspace_bytes); }},
       {"total_bytes", [](const Row& r) { return optional_cell(r.total_bytes); }},

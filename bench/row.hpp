@@ -34,6 +34,7 @@ struct Row {
   std::optional<double> time_ms_min;
   std::optional<double> time_ms_max;
   std::optional<int64_t> reps;        ///< timed repetitions behind time_ms
+  std::optional<double> cv;           ///< sample standard deviation / mean of the repetitions
   std::optional<double> gflops;       ///< direct-convolution flops / median time
   std::optional<int64_t> workspace_bytes;  ///< Plan::workspace_bytes()
   std::optional<int64_t> total_bytes;      ///< x + w + y + workspace on the device

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 
 #include "convlab/cards.hpp"
@@ -35,6 +36,19 @@ std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   std::replace(text.begin(), text.end(), '\r', ' ');
   return text;
+}
+
+// The sample standard deviation over the mean: the run's own noise, which `convbench compare`
+// weighs a difference against. Undefined for one repetition.
+std::optional<double> coefficient_of_variation(const std::vector<double>& times) {
+  if (times.size() < 2) return std::nullopt;
+  double mean = 0;
+  for (double t : times) mean += t;
+  mean /= static_cast<double>(times.size());
+  if (!(mean > 0)) return std::nullopt;
+  double squares = 0;
+  for (double t : times) squares += (t - mean) * (t - mean);
+  return std::sqrt(squares / static_cast<double>(times.size() - 1)) / mean;
 }
 
 void mark(Row& row, Status status, const std::string& reason) {
@@ -100,6 +114,7 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
   row.time_ms = median(times);
   row.time_ms_min = *std::min_element(times.begin(), times.end());
   row.time_ms_max = *std::max_element(times.begin(), times.end());
+  row.cv = coefficient_of_variation(times);
   if (*row.time_ms > 0) {
     row.gflops = static_cast<double>(problem.flops(c.pass)) / (*row.time_ms * 1e6);
   }

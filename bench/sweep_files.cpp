@@ -163,6 +163,7 @@ Row row_from_file(const SweepFile& f, std::size_t i) {
   r.reason = text("reason");
   r.plan_ms = real("plan_ms"), r.time_ms = real("time_ms");
   r.time_ms_min = real("time_ms_min"), r.time_ms_max = real("time_ms_max");
+  r.cv = real("cv");
   r.reps = integer("reps"), r.gflops = real("gflops");
   r.workspace_bytes = integer("workspace_bytes"), r.total_bytes = integer("total_bytes");
   r.max_abs_err = real("max_abs_err"), r.max_rel_err = real("max_rel_err");
@@ -223,6 +224,7 @@ Row SelectTracker::select_row(const Group& g) const {
   out.status = Status::ok;
   out.reason.clear();
   out.plan_ms = out.time_ms = out.time_ms_min = out.time_ms_max = out.gflops = std::nullopt;
+  out.cv = std::nullopt;
   out.reps = out.workspace_bytes = out.total_bytes = std::nullopt;
   out.max_abs_err = out.max_rel_err = std::nullopt;
   convlab::TimingTable timings;
@@ -257,6 +259,7 @@ Row SelectTracker::select_row(const Group& g) const {
       out.device = r.device;
       out.plan_ms = r.plan_ms, out.time_ms = r.time_ms, out.time_ms_min = r.time_ms_min;
       out.time_ms_max = r.time_ms_max, out.reps = r.reps, out.gflops = r.gflops;
+      out.cv = r.cv;
       out.workspace_bytes = r.workspace_bytes, out.total_bytes = r.total_bytes;
     }
     out.reason = "chose " + s.describe() + within;

@@ -21,7 +21,7 @@ CONVBENCH = None  # set from argv in main
 
 # The columns of a row, in order (docs/convbench.md documents each).
 COLUMNS = ["suite", "layer", "descriptor", "pass", "algorithm", "device", "status", "reason",
-           "plan_ms", "time_ms", "time_ms_min", "time_ms_max", "reps", "gflops",
+           "plan_ms", "time_ms", "time_ms_min", "time_ms_max", "reps", "cv", "gflops",
            "workspace_bytes", "total_bytes", "max_abs_err", "max_rel_err"]
 CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "threads", "devices",
                 "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",

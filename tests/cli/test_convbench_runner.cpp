@@ -358,7 +358,7 @@ TEST(ConvbenchReporters, CsvRowHasEveryColumnAndBlankAbsentValues) {
   std::getline(lines, line);
   EXPECT_EQ(comment, "# seed: 7");
   EXPECT_EQ(header.rfind("suite,layer,descriptor,pass,algorithm,device,status,reason,", 0), 0u);
-  EXPECT_EQ(line, ",x,,,,,unsupported,\"needs, a \"\"comma\"\"\",,,,,,,,,,");
+  EXPECT_EQ(line, ",x,,,,,unsupported,\"needs, a \"\"comma\"\"\",,,,,,,,,,,");
 }
 
 }  // namespace

@@ -1,0 +1,276 @@
+// `convbench compare A B`: reads both files with the sweep reader of --resume and merge, and
+// writes the comparison as a table (stdout), CSV or JSON. The verdict rule is in compare.hpp.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli.hpp"
+#include "commands/compare.hpp"
+#include "convlab/error.hpp"
+#include "reporters.hpp"
+#include "research.hpp"
+
+namespace convbench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What identifies a run, shown beside the comparison so the reader knows what was compared.
+const char* const kRunKeys[] = {"git_commit", "date",      "host", "cpu",
+                                "threads",    "libraries", "reps", "command"};
+
+std::string real_or_empty(const std::optional<double>& value) {
+  return value ? format_real(*value) : "";
+}
+
+std::string integer_or_empty(const std::optional<int64_t>& value) {
+  return value ? std::to_string(*value) : "";
+}
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> columns = {
+      "suite",    "layer",     "descriptor",    "pass",          "algorithm", "device",
+      "a_status", "a_time_ms", "a_time_ms_min", "a_time_ms_max", "a_reps",    "a_cv",
+      "b_status", "b_time_ms", "b_time_ms_min", "b_time_ms_max", "b_reps",    "b_cv",
+      "ratio",    "p_value",   "verdict",       "note"};
+  return columns;
+}
+
+Fields fields_of(const CaseComparison& c) {
+  const Row& id = c.row();
+  Fields f = {{"suite", id.suite},
+              {"layer", id.layer},
+              {"descriptor", id.descriptor},
+              {"pass", id.pass},
+              {"algorithm", id.algorithm},
+              {"device", id.device},
+              {"ratio", real_or_empty(c.ratio)},
+              {"p_value", real_or_empty(c.p_value)},
+              {"verdict", to_string(c.verdict)},
+              {"note", c.note}};
+  auto side = [&f](const std::string& p, const std::optional<Row>& r) {
+    if (!r) return;
+    f[p + "status"] = to_string(r->status);
+    f[p + "time_ms"] = real_or_empty(r->time_ms);
+    f[p + "time_ms_min"] = real_or_empty(r->time_ms_min);
+    f[p + "time_ms_max"] = real_or_empty(r->time_ms_max);
+    f[p + "reps"] = integer_or_empty(r->reps);
+    f[p + "cv"] = real_or_empty(r->cv);
+  };
+  side("a_", c.a);
+  side("b_", c.b);
+  return f;
+}
+
+nlohmann::ordered_json summary_json(const RatioSummary& s) {
+  nlohmann::ordered_json j;
+  j["geomean"] = s.geomean ? nlohmann::ordered_json(*s.geomean) : nlohmann::ordered_json();
+  j["compared"] = s.compared;
+  for (const Verdict v : {Verdict::faster, Verdict::slower, Verdict::within_noise,
+                          Verdict::too_few_reps, Verdict::not_compared}) {
+    j[to_string(v)] = s.verdicts.count(v) ? s.verdicts.at(v) : 0;
+  }
+  return j;
+}
+
+// "1.043 over 12 cases: 2 slower, 0 faster, 10 within_noise, ..."
+std::string summary_line(const RatioSummary& s) {
+  std::string text = (s.geomean ? format_real(*s.geomean) : std::string("none")) + " over " +
+                     std::to_string(s.compared) + " cases:";
+  bool first = true;
+  for (const Verdict v : {Verdict::slower, Verdict::faster, Verdict::within_noise,
+                          Verdict::too_few_reps, Verdict::not_compared}) {
+    const int64_t n = s.verdicts.count(v) ? s.verdicts.at(v) : 0;
+    if (!n && (v == Verdict::too_few_reps || v == Verdict::not_compared)) continue;
+    text += std::string(first ? " " : ", ") + std::to_string(n) + " " + to_string(v);
+    first = false;
+  }
+  return text;
+}
+
+Context compare_context(const SweepFile& a, const SweepFile& b, const CompareOptions& o,
+                        const Comparison& cmp, const std::string& command_line) {
+  Context context;
+  context["compare_a"] = a.path;
+  context["compare_b"] = b.path;
+  for (const auto& [prefix, file] :
+       {std::pair<const char*, const SweepFile*>{"a_", &a}, {"b_", &b}}) {
+    for (const char* key : kRunKeys) {
+      if (const std::string* v = file->meta_value(key)) context[prefix + std::string(key)] = *v;
+    }
+  }
+  context["alpha"] = format_real(o.alpha);
+  context["geomean_ratio"] = cmp.overall.geomean ? format_real(*cmp.overall.geomean) : "none";
+  context["compare_command"] = command_line;
+  return context;
+}
+
+std::string time_with_range(const std::optional<Row>& r) {
+  if (!r) return "-";
+  if (r->status != Status::ok || !r->time_ms) return to_string(r->status);
+  std::string text = format_real(*r->time_ms);
+  if (r->time_ms_min && r->time_ms_max) {
+    text += " [" + format_real(*r->time_ms_min) + ", " + format_real(*r->time_ms_max) + "]";
+  }
+  return text;
+}
+
+void write_table(std::ostream& out, const Context& context, const Comparison& cmp) {
+  for (const auto& [key, value] : context.items()) {
+    if (key != "compare_command") out << key << ": " << context_text(value) << "\n";
+  }
+  out << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const CaseComparison& c : cmp.cases) {
+    const Row& id = c.row();
+    auto cv = [](const std::optional<Row>& r) { return r ? real_or_empty(r->cv) : ""; };
+    rows.push_back({id.layer.empty() ? id.descriptor : id.layer, id.pass, id.algorithm,
+                    time_with_range(c.a), time_with_range(c.b), real_or_empty(c.ratio), cv(c.a),
+                    cv(c.b), c.note.empty() ? to_string(c.verdict) : c.note});
+  }
+  print_table(out,
+              {"layer", "pass", "algorithm", "A ms [min, max]", "B ms [min, max]", "B/A", "cv A",
+               "cv B", "verdict"},
+              rows);
+  out << "\ngeometric mean of B/A: " << summary_line(cmp.overall) << "\n";
+  if (cmp.by_algorithm.size() > 1) {
+    for (const auto& [name, s] : cmp.by_algorithm) {
+      out << "  " << name << ": " << summary_line(s) << "\n";
+    }
+  }
+}
+
+void write_json(std::ostream& out, const Context& context, const Comparison& cmp) {
+  nlohmann::ordered_json j;
+  j["context"] = context;
+  j["summary"] = summary_json(cmp.overall);
+  for (const auto& [name, s] : cmp.by_algorithm) j["by_algorithm"][name] = summary_json(s);
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const CaseComparison& c : cmp.cases) {
+    nlohmann::ordered_json row;
+    const Fields f = fields_of(c);
+    for (const std::string& column : csv_columns()) {
+      auto it = f.find(column);
+      row[column] = it == f.end() || it->second.empty() ? nlohmann::ordered_json()
+                                                        : nlohmann::ordered_json(it->second);
+    }
+    // Numbers as numbers, so a script need not parse them.
+    for (const char* key : {"a_time_ms", "a_time_ms_min", "a_time_ms_max", "a_cv", "b_time_ms",
+                            "b_time_ms_min", "b_time_ms_max", "b_cv", "ratio", "p_value"}) {
+      if (row[key].is_string()) row[key] = std::stod(row[key].get<std::string>());
+    }
+    for (const char* key : {"a_reps", "b_reps"}) {
+      if (row[key].is_string()) row[key] = std::stoll(row[key].get<std::string>());
+    }
+    j["cases"].push_back(row);
+  }
+  out << j.dump(1) << "\n";
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() > suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+SweepFile read_input(const std::string& path, const char* which) {
+  try {
+    SweepFile file = read_sweep_file(path);
+    for (const char* column : {"descriptor", "pass", "algorithm", "status", "time_ms"}) {
+      if (file.column(column) < 0) {
+        throw UsageError(std::string("compare: ") + which + " '" + path +
+                         "' is not a convbench run CSV: no column '" + column + "'");
+      }
+    }
+    if (file.torn_bytes) {
+      std::cerr << "convbench compare: " << path << ": ignored a torn last row (" << file.torn_bytes
+                << " bytes)\n";
+    }
+    return file;
+  } catch (const convlab::Error& e) {
+    throw UsageError(std::string("compare: ") + which + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "Compare two sweep CSVs case by case: B/A per case, geometric mean, and a verdict only "
+      "where the difference exceeds both runs' noise");
+  compare->footer(
+      "Examples:\n"
+      "  convbench compare before.csv after.csv\n"
+      "  convbench compare laptop.csv server.csv --format csv --out ab.csv\n"
+      "A case is slower/faster only when every repetition of B lies beyond every repetition\n"
+      "of A and that separation has a chance below --alpha without a real difference\n"
+      "(exact Mann-Whitney, 2/C(m+n,m)); otherwise within_noise or too_few_reps.\n");
+  compare->add_option("A", o.a, "The baseline sweep CSV (convbench run --out A.csv)")
+      ->type_name("A.csv")
+      ->required();
+  compare->add_option("B", o.b, "The sweep CSV compared with it")->type_name("B.csv")->required();
+  compare->add_option("--alpha", o.alpha, "Largest chance of a verdict without a real difference")
+      ->type_name("P")
+      ->check(CLI::Range(1e-12, 1.0))
+      ->capture_default_str();
+  compare->add_option("--format", o.format, "Format on stdout (default table)")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  compare->add_option("--out", o.out, "Also write the comparison to FILE.csv or FILE.json")
+      ->type_name("FILE");
+  return compare;
+}
+
+int run_compare(const CompareOptions& o, const std::string& command_line) {
+  std::error_code ec;
+  if (o.out) {
+    for (const std::string& in : {o.a, o.b}) {
+      if (fs::exists(*o.out, ec) && fs::exists(in, ec) && fs::equivalent(*o.out, in, ec)) {
+        throw UsageError("compare: --out '" + *o.out + "' is also an input");
+      }
+    }
+    if (!ends_with(*o.out, ".csv") && !ends_with(*o.out, ".json")) {
+      throw UsageError("compare: --out '" + *o.out + "': name it .csv or .json");
+    }
+    check_writable(*o.out);
+  }
+  const SweepFile a = read_input(o.a, "A");
+  const SweepFile b = read_input(o.b, "B");
+  const Comparison cmp = compare_sweeps(a, b, o.alpha);
+  const bool any_common = std::any_of(cmp.cases.begin(), cmp.cases.end(),
+                                      [](const CaseComparison& c) { return c.a && c.b; });
+  if (!any_common) {
+    throw UsageError("compare: '" + o.a + "' and '" + o.b +
+                     "' have no case in common (suite, layer, descriptor, pass, algorithm, "
+                     "device)");
+  }
+  for (const std::string& d : cmp.duplicates) {
+    std::cerr << "convbench compare: duplicate case, the first is used: " << d << "\n";
+  }
+  const Context context = compare_context(a, b, o, cmp, command_line);
+  std::vector<Fields> rows;
+  for (const CaseComparison& c : cmp.cases) rows.push_back(fields_of(c));
+
+  const std::string format = o.format.value_or("table");
+  if (format == "table") write_table(std::cout, context, cmp);
+  if (format == "csv") write_fields_csv(std::cout, context, csv_columns(), rows);
+  if (format == "json") write_json(std::cout, context, cmp);
+  if (o.out) {
+    const std::string partial = partial_path(*o.out);
+    std::ofstream file(partial, std::ios::out | std::ios::trunc);
+    if (!file) throw convlab::Error(convlab::ErrorCode::io, "cannot write '" + partial + "'");
+    if (ends_with(*o.out, ".json")) {
+      write_json(file, context, cmp);
+    } else {
+      write_fields_csv(file, context, csv_columns(), rows);
+    }
+    file.close();
+    if (!file) throw convlab::Error(convlab::ErrorCode::io, "writing '" + partial + "' failed");
+    finish_partial(*o.out);
+  }
+  return 0;
+}
+
+}  // namespace convbench

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""docs/results.md and docs/answers.md are generated: results.md must be exactly what
+bench/results/make_results.py writes from the committed CSVs (so no table or claim is edited
+by hand, and every claim is the script's computation), and the helpers that turn rows into
+claims follow the noise rule of `convbench compare`. Needs matplotlib for the figures
+(exits 77, ctest: skipped, without it).
+
+    test_results_docs.py [unittest arguments]
+"""
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+RESULTS = ROOT / "bench" / "results"
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(RESULTS))
+
+
+def row(algorithm, t, lo, hi, descriptor="g1mb8ic4ih8iw8oc4oh8ow8kh3kw3sh1sw1ph1pw1dh0dw0",
+        pass_name="fwd", layer="s:L", status="ok", total=100, workspace=10):
+    return {"layer": layer, "descriptor": descriptor, "pass": pass_name, "algorithm": algorithm,
+            "status": status, "time_ms": str(t), "time_ms_min": str(lo), "time_ms_max": str(hi),
+            "total_bytes": str(total), "workspace_bytes": str(workspace), "cv": "0.1"}
+
+
+class Generated(unittest.TestCase):
+    def test_results_md_is_what_the_script_writes_from_the_committed_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp, "results.md")
+            r = subprocess.run(["/usr/bin/python3", str(RESULTS / "make_results.py"), "--from",
+                                str(RESULTS / "data"), "--out", str(out), "--img",
+                                str(pathlib.Path(tmp, "img"))],
+                               capture_output=True, text=True, timeout=280, cwd=ROOT)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            committed = (ROOT / "docs" / "results.md").read_text()
+            self.assertEqual(out.read_text(), committed,
+                             "docs/results.md differs from make_results.py --from "
+                             "bench/results/data: regenerate it, do not edit it")
+            for image in pathlib.Path(tmp, "img").glob("*.png"):
+                self.assertEqual(image.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
+                self.assertTrue((ROOT / "docs" / "img" / image.name).exists(), image.name)
+
+    def test_answers_md_has_a_reproduce_and_a_limit_per_question(self):
+        text = (ROOT / "docs" / "answers.md").read_text()
+        sections = text.split("\n## ")[1:]
+        self.assertGreaterEqual(len(sections), 4)
+        for section in sections:
+            self.assertIn("Reproduce", section, section.splitlines()[0])
+            self.assertIn("Cannot yet answer", section, section.splitlines()[0])
+
+
+class Claims(unittest.TestCase):
+    def setUp(self):
+        import results_tables
+        self.t = results_tables
+
+    def test_separated_needs_disjoint_ranges(self):
+        self.assertEqual(self.t.separated(row("a", 10, 9, 11), row("b", 5, 4, 6)), 1)
+        self.assertEqual(self.t.separated(row("a", 5, 4, 6), row("b", 10, 9, 11)), -1)
+        self.assertEqual(self.t.separated(row("a", 10, 6, 11), row("b", 5, 4, 6.5)), 0)
+        self.assertIsNone(self.t.separated(row("a", 1, 1, 1, status="error"), row("b", 1, 1, 1)))
+
+    def test_ratio_is_marked_within_noise_when_ranges_overlap(self):
+        text, value = self.t.speed_ratio(row("x", 5, 4, 6), row("cpu.onednn", 10, 9, 11))
+        self.assertEqual((text, value), ("2.00×", 2.0))
+        text, _ = self.t.speed_ratio(row("x", 9, 8, 12), row("cpu.onednn", 10, 9, 11))
+        self.assertTrue(text.startswith("≈"))
+
+    def test_fastest_names_the_algorithms_within_noise_of_it(self):
+        group = {"a": row("a", 5, 4, 6), "b": row("b", 5.5, 5, 7), "c": row("c", 20, 19, 21)}
+        self.assertEqual(self.t.fastest(group), "a (≈ b)")
+        group["b"] = row("b", 8, 7, 9)
+        self.assertEqual(self.t.fastest(group), "a")
+
+    def test_crossover_is_where_fft_stays_ahead(self):
+        def kh(k):
+            return f"g1mb8ic4ih16iw16oc4oh{17 - k}ow{17 - k}kh{k}kw{k}sh1sw1ph0pw0dh0dw0"
+        rows = []
+        for k, im2col, fft in ((1, 5, 10), (3, 10, 9.5), (5, 20, 10), (7, 40, 10)):
+            rows.append(row("cpu.im2col", im2col, im2col * 0.95, im2col * 1.05, kh(k),
+                            total=10 * k))
+            rows.append(row("cpu.fft", fft, fft * 0.95, fft * 1.05, kh(k), total=35))
+            rows.append(row("cpu.onednn", 1, 1, 1, kh(k)))
+        _, time_cross, mem_cross = self.t.crossover_table(rows)
+        self.assertEqual(time_cross, 5)  # at kh 3 the ranges overlap: no claim there
+        self.assertEqual(mem_cross, 5)   # 35 < 50 from kh 5 on
+
+    def test_prediction_holds_out_the_whole_layer(self):
+        import make_prediction
+        points = [("L1 fwd", 10.0, 20.0), ("L1 bwd", 10.0, 20.0), ("L2 fwd", 10.0, 40.0),
+                  ("L3 fwd", 10.0, 80.0)]
+        held = {key: (point, low, high) for key, _, _, point, low, high in
+                make_prediction.leave_one_out(points)}
+        # L1 from L2 and L3 only (efficiencies 0.25 and 0.125), never from its twin.
+        self.assertAlmostEqual(held["L1 fwd"][1], 40.0)
+        self.assertAlmostEqual(held["L1 fwd"][2], 80.0)
+        self.assertAlmostEqual(held["L1 fwd"][0], 10.0 / 0.1875)
+        doc = (ROOT / "docs" / "prediction.md").read_text()
+        self.assertIn(make_prediction.BEGIN, doc)
+        self.assertIn(make_prediction.END, doc)
+
+    def test_answers_ranks_share_ties(self):
+        import make_answers
+        self.assertEqual(make_answers.ranks([3, 1, 3, 2]), [3.5, 1, 3.5, 2])
+
+
+if __name__ == "__main__":
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("skipped: no matplotlib for /usr/bin/python3 (python3-matplotlib)")
+        sys.exit(77)
+    unittest.main()
