@@ -6,11 +6,13 @@ namespace convlab {
 
 // Each defined in its strategy's folder.
 void register_cpu_im2col(Registry& registry);  // im2col/cpu_im2col.cpp
+void register_cpu_winograd(Registry& registry);  // winograd/cpu_winograd.cpp
 void register_cpu_fft(Registry& registry);     // fft/cpu_fft.cpp       (with FFTW)
 void register_cpu_onednn(Registry& registry);  // onednn/onednn_algorithm.cpp (with oneDNN)
 
 void register_cpu(Registry& registry) {
   register_cpu_im2col(registry);
+  register_cpu_winograd(registry);
 #if CONVLAB_HAVE_FFTW
   register_cpu_fft(registry);
 #else

@@ -19,6 +19,11 @@
 //    E = (OH-1)*stride + dilated kernel - pad meet no tap of any output, so they are never
 //    transformed: a poison there reaches nothing, and in backward-data those dx elements
 //    are written as exact zeros, finite whatever dy holds.
+//  - tile-spread strategies (family winograd, normwise bound): the input transform of a tile
+//    mixes its whole alpha x alpha source patch (0 * NaN = NaN), so a poison in the source
+//    (x forward, dy backward-data) makes every output of each m x m tile whose patch holds it
+//    non-finite (m from the plan's tile); a filter poison, and any backward-filter poison,
+//    reaches whole planes as above.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -146,6 +151,20 @@ bool x_reachable(const ConvProblem& p, int64_t i, int64_t j) {
          j < used_inputs(p.w, p.pad_w, p.stride_w, p.dilated_s(), p.out_w());
 }
 
+// Tile-spread: whether output (oi, oj)'s m x m tile reads the poisoned source element through
+// its (m + 2)^2 patch. Forward tiles y over x at offset pad; backward-data tiles dx over dy at
+// offset 2 - pad (the flipped 3x3 filter). Other roles spread over whole planes.
+bool in_tile_patch(const ConvProblem& p, Pass pass, const Poison& q, int64_t m, int64_t oi,
+                   int64_t oj) {
+  const bool source = (pass == Pass::forward && q.role == Role::x) ||
+                      (pass == Pass::backward_data && q.role == Role::y);
+  if (!source) return true;
+  const int64_t off_h = pass == Pass::forward ? p.pad_h : 2 - p.pad_h;
+  const int64_t off_w = pass == Pass::forward ? p.pad_w : 2 - p.pad_w;
+  const int64_t h0 = oi / m * m - off_h, w0 = oj / m * m - off_w;
+  return q.i >= h0 && q.i < h0 + m + 2 && q.j >= w0 && q.j < w0 + m + 2;
+}
+
 // Whether output plane (o_outer, o_channel) mixes the poisoned input plane.
 bool mixes(const ConvProblem& p, Pass pass, const Poison& q, int64_t oo, int64_t oc) {
   const int64_t cpg = p.c_per_group(), kpg = p.k_per_group();
@@ -220,10 +239,14 @@ TEST_P(NonFinite, PropagatesAsIeeeSays) {
       }
       auto plan = algorithm.plan(p, pass);
       const bool spreads = plan->error_bound().kind == ErrorBound::Kind::normwise;
+      // Tile-spread plans say their tile ("4x4"); 0 for the others.
+      const int64_t tile = algorithm.info().family == Family::winograd
+                               ? std::stoll(plan->info().tile)
+                               : 0;
       const Dims od = dims(p, output_role(pass));
       for (const Poison& q : poisons(p, pass)) {
         SCOPED_TRACE(algorithm.name() + " " + to_string(pass) + " " + p.descriptor() + " " +
-                     q.describe() + (spreads ? " (plane-spread)" : " (direct)") + " seed " +
+                     q.describe() + (spreads ? " (plane- or tile-spread)" : " (direct)") + " seed " +
                      std::to_string(seed));
         HostTensors host = make_inputs(p, pass, seed + checked);
         const Dims id = dims(p, q.role);
@@ -239,10 +262,11 @@ TEST_P(NonFinite, PropagatesAsIeeeSays) {
               for (int64_t oj = 0; oj < od.w; ++oj) {
                 const float v = out[((oo * od.channels + oc) * od.h + oi) * od.w + oj];
                 const bool expect_nonfinite =
-                    spreads ? mixes(p, pass, q, oo, oc) &&
-                                  (q.role != Role::x || x_reachable(p, q.i, q.j)) &&
-                                  (pass != Pass::backward_data || x_reachable(p, oi, oj))
-                            : reads(p, pass, q, oo, oc, oi, oj);
+                    tile ? mixes(p, pass, q, oo, oc) && in_tile_patch(p, pass, q, tile, oi, oj)
+                    : spreads ? mixes(p, pass, q, oo, oc) &&
+                                    (q.role != Role::x || x_reachable(p, q.i, q.j)) &&
+                                    (pass != Pass::backward_data || x_reachable(p, oi, oj))
+                              : reads(p, pass, q, oo, oc, oi, oj);
                 bool ok = expect_nonfinite ? !std::isfinite(v) : std::isfinite(v);
                 // A NaN stays NaN; on a direct path a single Inf stays an Inf.
                 if (ok && expect_nonfinite && std::isnan(q.value)) ok = std::isnan(v);

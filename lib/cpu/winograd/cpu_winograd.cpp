@@ -1,0 +1,427 @@
+// cpu.winograd: Winograd minimal filtering F(m x m, 3 x 3), m = 2 or 4, on the CPU, all three
+// passes, for stride-1, dilation-1, 3x3 layers (any padding, groups).
+//
+// Derivation. One group; Cs source channels, Cd destination channels. The destination image
+// is cut into m x m tiles (ceil(H/m) x ceil(W/m) per image; a tile sticking out past the edge
+// computes outputs that are dropped). Tile t at destination (th*m, tw*m) reads the alpha x
+// alpha source patch starting at (th*m - offset_h, tw*m - offset_w), alpha = m + 2, with zeros
+// outside the image. With the transforms of strategy/winograd_transform.hpp,
+//   U[xi][k][c] = (G w[k,c] G^T)[xi],   V[xi][c][t] = (B^T d[c,t] B)[xi],
+//   M[xi][k][t] = sum_c U[xi][k][c] V[xi][c][t]      (one GEMM per transform point xi)
+//   y[k, tile t] = A^T M[.][k][t] A,
+// alpha^2 GEMMs of Cd x Cs x T instead of 9 Cd Cs multiply-adds per output: the multiplies per
+// output fall from 9 to alpha^2/m^2 = 4 (F(2,3)) or 2.25 (F(4,3)).
+//   forward          source x, destination y, offset = pad, U from w[k, c]
+//   backward-data    dx[c, h] = sum_{k,i} dy[k, h + p - i] w[k, c, i] is the correlation of dy
+//                    with the 180-degree rotated filter, channels swapped: source dy,
+//                    destination dx, offset = 2 - pad (negative for pad > 2: the patch starts
+//                    inside dy), U[xi][c][k] from rot180(w[k, c]). End paddings need nothing:
+//                    tiles cover dx and the gather zero-fills outside dy.
+//   backward-filter  the adjoint of the forward map in w (winograd_transform.hpp):
+//                    dU[xi][k][c] = sum_{n,t} (A dY[k,t] A^T)[xi] V[xi][c][t], one GEMM per xi
+//                    with the tiles as inner dimension, accumulated over chunks (beta = 1),
+//                    then dw[k, c] = G^T dU[.][k][c] G. dY tiles are the m x m tiles of dy,
+//                    zero past its edge; V is the forward input transform of x.
+// GEMM mapping (row-major, gemm.hpp): forward/backward-data M[xi] = U[xi] (Cd x Cs) * V[xi]
+// (Cs x T); backward-filter dU[xi] (Kg x Cg) += P[xi] (Kg x T) * V[xi]^T (T x Cg).
+//
+// Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment). The tiles of
+// all images of one group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V
+// and M within kChunkBytes, at least kMinChunk tiles), so the workspace is bounded by the
+// chunk, not the batch:
+//   filter  = pad16(alpha^2 Kg Cg)         U (forward, backward-data) or dU (backward-filter)
+//   input   = pad16(alpha^2 Cs chunk)      V
+//   product = pad16(alpha^2 Cd chunk)      M (forward, backward-data) or P (backward-filter)
+//   bytes   = 4 (filter + input + product)
+//
+// Threads (T = convlab::num_threads() at plan time, OpenMP). The transforms split their
+// (tile, channel) pairs, the GEMMs their transform points, each GEMM single-threaded. Every
+// output element is computed by the same operations in the same order whatever T and the
+// schedule: bitwise deterministic, independent of the thread count.
+//
+// Error bound (normwise per output plane, accuracy.hpp). Each stage is a short fixed sum, so
+// the standard componentwise analysis of a chain of products bounds one tile's error by
+// gamma_L times the computation on absolute values, with L the longest chain of roundings:
+// 2 alpha (input transform) + 2 (3 + 1) (filter transform, +1 per stage for G's rounded
+// entries) + 1 (product) + Cs (channel sum) + 2 alpha (output transform) = 4 alpha + 9 + Cs;
+// backward-filter: 2 m + 2 alpha + 1 + N tiles + chunks (sum over tiles, beta = 1 per chunk) +
+// 2 (alpha + 1). winograd_transform.hpp turns that into ||E_tile|| <= gamma_L beta(m) sum_c
+// ||g_c|| ||d_c,tile||. Over a plane, Minkowski and Cauchy-Schwarz sum the tiles, and an input
+// lies in at most 2 x 2 patches (alpha <= 2m), so ||E_plane|| <= 2 beta gamma_L sum_c ||w_c||
+// ||x_c|| (backward-filter: sum_n ||dy_n,k|| ||x_n,c||, its dY tiles do not overlap). As for
+// cpu.im2col, gamma_L is taken in Higham & Mary's probabilistic form 6 sqrt(L) u (rounding
+// errors of random sign; fails with probability < 3e-8 per chain); 3 u more covers the
+// reference's own rounding (||y|| <= ||x|| ||w||_1 <= 3 ||x|| ||w||). No fitted constant.
+
+#include "cpu_winograd.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <exception>
+#include <memory>
+
+#include "convlab/algorithm.hpp"
+#include "convlab/device.hpp"
+#include "convlab/error.hpp"
+#include "convlab/threads.hpp"
+#include "cpu/im2col/gemm.hpp"
+#include "convlab/registry.hpp"
+#include "strategy/winograd_transform.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace convlab::winograd {
+namespace {
+
+constexpr const char* kName = "cpu.winograd";
+
+int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+// Runs body(i) for i in [0, count) on `threads` OpenMP threads, static schedule; the first
+// exception is rethrown after the region (none may leave it).
+template <class Body>
+void parallel_for(int64_t count, int threads, Body body) {
+  std::exception_ptr failure;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+  for (int64_t i = 0; i < count; ++i) {
+    try {
+      body(i);
+    } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(convlab_winograd_failure)
+#endif
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  (void)threads;
+  if (failure) std::rethrow_exception(failure);
+}
+
+template <int M>
+class WinogradPlan final : public Plan {
+  static constexpr int kAlpha = Tile<M>::alpha, kPoints = Tile<M>::points;
+
+ public:
+  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads)
+      : p_(p), pass_(pass), l_(layout), threads_(threads) {
+    info_.kernel =
+        std::string("winograd tiles + gemm ") + im2col::to_string(im2col::default_gemm_backend());
+    info_.transform = M == 2 ? "F(2x2,3x3)" : "F(4x4,3x3)";
+    info_.tile = std::to_string(M) + "x" + std::to_string(M);
+    info_.workspace_split = {{"filter_transform", 4 * static_cast<std::size_t>(l_.filter_floats)},
+                             {"input_transform", 4 * static_cast<std::size_t>(l_.input_floats)},
+                             {"products", 4 * static_cast<std::size_t>(l_.product_floats)}};
+    info_.details = {
+        {"tiles_per_image", std::to_string(l_.tiles_h) + "x" + std::to_string(l_.tiles_w)},
+        {"tiles_per_chunk", std::to_string(l_.chunk)},
+        {"growth_factor", std::to_string(growth_factor<M>())}};
+  }
+
+  std::size_t workspace_bytes() const override { return l_.workspace_bytes; }
+
+ protected:
+  void execute(const Tensors& t, const Workspace& ws, Stream) override {
+    check_run_arguments(kName, p_, pass_, t, ws, l_.workspace_bytes);
+    float* u = static_cast<float*>(ws.data);
+    float* v = u + l_.filter_floats;
+    float* prod = v + l_.input_floats;
+    im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
+    const bool filter_pass = pass_ == Pass::backward_filter;
+    const float* src = pass_ == Pass::backward_data ? t.y : t.x;
+    for (int64_t g = 0; g < p_.groups; ++g) {
+      if (!filter_pass) transform_filter(g, t.w, u);
+      for (int64_t t0 = 0; t0 < l_.tiles; t0 += l_.chunk) {
+        const int64_t count = std::min(l_.chunk, l_.tiles - t0);
+        transform_input(g, src, t0, count, v);
+        if (filter_pass) {
+          transform_gradient(g, t.y, t0, count, prod);
+          accumulate_filter(u, v, prod, count, t0 == 0);
+        } else {
+          multiply(u, v, prod, count);
+          transform_output(g, pass_ == Pass::forward ? t.y : t.x, t0, count, prod);
+        }
+      }
+      if (filter_pass) write_filter(g, u, t.w);
+    }
+  }
+
+ private:
+  int64_t src_total() const { return pass_ == Pass::backward_data ? p_.k : p_.c; }
+  int64_t dst_total() const { return pass_ == Pass::backward_data ? p_.c : p_.k; }
+
+  // Tile index within the group -> (image, tile row, tile column).
+  void locate(int64_t tile, int64_t& n, int64_t& th, int64_t& tw) const {
+    const int64_t per_image = l_.tiles_h * l_.tiles_w;
+    n = tile / per_image;
+    th = tile % per_image / l_.tiles_w;
+    tw = tile % l_.tiles_w;
+  }
+
+  // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data).
+  void transform_filter(int64_t g, const float* w, float* u) const {
+    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group();
+    const bool flip = pass_ == Pass::backward_data;
+    parallel_for(kg * cg, threads_, [&](int64_t kc) {
+      const int64_t k = kc / cg, c = kc % cg;
+      const float* wk = w + ((g * kg + k) * cg + c) * 9;
+      float tap[9], out[kPoints];
+      for (int i = 0; i < 9; ++i) tap[i] = flip ? wk[8 - i] : wk[i];
+      filter_transform<M>(tap, out);
+      const int64_t row = flip ? c * kg + k : k * cg + c;
+      for (int xi = 0; xi < kPoints; ++xi) u[xi * kg * cg + row] = out[xi];
+    });
+  }
+
+  // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count).
+  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v) const {
+    const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
+    parallel_for(count * cs, threads_, [&](int64_t tc) {
+      const int64_t lt = tc / cs, c = tc % cs;
+      int64_t n, th, tw;
+      locate(t0 + lt, n, th, tw);
+      const float* s = src + (n * src_total() + g * cs + c) * plane;
+      const int64_t h0 = th * M - l_.offset_h, w0 = tw * M - l_.offset_w;
+      float d[kPoints], out[kPoints];
+      for (int i = 0; i < kAlpha; ++i) {
+        const int64_t h = h0 + i;
+        const bool row_in = h >= 0 && h < l_.src_h;
+        for (int j = 0; j < kAlpha; ++j) {
+          const int64_t x = w0 + j;
+          d[i * kAlpha + j] = row_in && x >= 0 && x < l_.src_w ? s[h * l_.src_w + x] : 0.0f;
+        }
+      }
+      input_transform<M>(d, out);
+      for (int xi = 0; xi < kPoints; ++xi) v[(xi * cs + c) * l_.chunk + lt] = out[xi];
+    });
+  }
+
+  // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count).
+  void multiply(const float* u, const float* v, float* prod, int64_t count) const {
+    const int64_t cs = l_.src_channels, cd = l_.dst_channels;
+    parallel_for(kPoints, threads_, [&](int64_t xi) {
+      im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs, u + xi * cd * cs,
+                    cs, v + xi * cs * l_.chunk, l_.chunk, 0.0f, prod + xi * cd * l_.chunk,
+                    l_.chunk);
+    });
+  }
+
+  // dst tile = A^T M A, the part inside the image written.
+  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod) const {
+    const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
+    parallel_for(count * cd, threads_, [&](int64_t tk) {
+      const int64_t lt = tk / cd, k = tk % cd;
+      int64_t n, th, tw;
+      locate(t0 + lt, n, th, tw);
+      float pts[kPoints], out[M * M];
+      for (int xi = 0; xi < kPoints; ++xi) pts[xi] = prod[(xi * cd + k) * l_.chunk + lt];
+      output_transform<M>(pts, out);
+      float* o = dst + (n * dst_total() + g * cd + k) * plane;
+      const int64_t rows = std::min<int64_t>(M, l_.dst_h - th * M);
+      const int64_t cols = std::min<int64_t>(M, l_.dst_w - tw * M);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) o[(th * M + i) * l_.dst_w + tw * M + j] = out[i * M + j];
+    });
+  }
+
+  // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge).
+  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count,
+                          float* prod) const {
+    const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
+    parallel_for(count * kg, threads_, [&](int64_t tk) {
+      const int64_t lt = tk / kg, k = tk % kg;
+      int64_t n, th, tw;
+      locate(t0 + lt, n, th, tw);
+      const float* s = dy + (n * p_.k + g * kg + k) * plane;
+      float tile[M * M], out[kPoints];
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < M; ++j) {
+          const int64_t h = th * M + i, x = tw * M + j;
+          tile[i * M + j] = h < l_.dst_h && x < l_.dst_w ? s[h * l_.dst_w + x] : 0.0f;
+        }
+      output_adjoint<M>(tile, out);
+      for (int xi = 0; xi < kPoints; ++xi) prod[(xi * kg + k) * l_.chunk + lt] = out[xi];
+    });
+  }
+
+  // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg).
+  void accumulate_filter(float* du, const float* v, const float* prod, int64_t count,
+                         bool first) const {
+    const int64_t kg = l_.dst_channels, cg = l_.src_channels;
+    parallel_for(kPoints, threads_, [&](int64_t xi) {
+      im2col::sgemm(im2col::default_gemm_backend(), false, true, kg, cg, count,
+                    prod + xi * kg * l_.chunk, l_.chunk, v + xi * cg * l_.chunk, l_.chunk,
+                    first ? 0.0f : 1.0f, du + xi * kg * cg, cg);
+    });
+  }
+
+  // dw[k, c] = G^T dU[.][k][c] G.
+  void write_filter(int64_t g, const float* du, float* dw) const {
+    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group();
+    parallel_for(kg * cg, threads_, [&](int64_t kc) {
+      float pts[kPoints];
+      for (int xi = 0; xi < kPoints; ++xi) pts[xi] = du[xi * kg * cg + kc];
+      filter_adjoint<M>(pts, dw + (g * kg * cg + kc) * 9);
+    });
+  }
+
+  ConvProblem p_;
+  Pass pass_;
+  WinogradLayout l_;
+  int threads_;
+};
+
+const char* const kVariants[] = {"f2", "f4"};
+
+class CpuWinograd final : public Algorithm {
+ public:
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo{
+        kName,
+        Device::cpu,
+        Family::winograd,
+        std::string("winograd+") + im2col::to_string(im2col::default_gemm_backend()),
+        "Winograd F(2x2,3x3)/F(4x4,3x3): tile transforms + one GEMM per transform point, "
+        "stride-1 dense 3x3",
+        /*deterministic=*/true,
+        MathMode::fp32,
+        {KnobSpec{"variant",
+                  KnobType::choice,
+                  "f4",
+                  {kVariants[0], kVariants[1]},
+                  0,
+                  0,
+                  false,
+                  "",
+                  "output tile m of F(m x m, 3 x 3): f2 (error growth ~40) or f4 (~674, "
+                  "2.25 instead of 4 multiplies per output)"},
+         KnobSpec{"tiles",
+                  KnobType::integer,
+                  "auto",
+                  {},
+                  1,
+                  INT_MAX,
+                  true,
+                  "",
+                  "tiles transformed and multiplied together (bounds the workspace); auto: "
+                  "within 2 MiB of transforms, at least 32"}}};
+    return kInfo;
+  }
+
+  Support supports(const ConvProblem& p, Pass) const override {
+    p.validate();
+    const std::string prefix = std::string(kName) + " " + p.descriptor() + ": ";
+    if (p.r != 3 || p.s != 3) {
+      return Support::no(prefix + "kernel " + std::to_string(p.r) + "x" + std::to_string(p.s) +
+                         "; F(m x m, 3 x 3) is implemented for 3x3 kernels only");
+    }
+    if (p.stride_h != 1 || p.stride_w != 1) {
+      return Support::no(prefix + "stride " + std::to_string(p.stride_h) + "x" +
+                         std::to_string(p.stride_w) +
+                         "; Winograd tiles assume stride 1 (a strided layer would compute and "
+                         "drop most outputs)");
+    }
+    if (p.dilation_h != 1 || p.dilation_w != 1) {
+      return Support::no(prefix + "dilation " + std::to_string(p.dilation_h) + "x" +
+                         std::to_string(p.dilation_w) + "; F(m x m, 3 x 3) needs dense taps");
+    }
+    // OpenBLAS takes 32-bit GEMM dimensions: the channels per group (the tile chunk is capped
+    // at INT_MAX by the knob's range).
+    for (int64_t extent : {p.c_per_group(), p.k_per_group()}) {
+      if (extent > INT_MAX) {
+        return Support::no(prefix + "GEMM dimension " + std::to_string(extent) +
+                           " exceeds OpenBLAS's 32-bit limit");
+      }
+    }
+    return Support::yes();
+  }
+
+  ErrorBound error_bound(const ConvProblem& p, Pass pass) const override {
+    // The knobs are not known here: the larger of the two variants' bounds.
+    const ErrorBound f2 = winograd_error_bound(p, pass, 2), f4 = winograd_error_bound(p, pass, 4);
+    return f2.factor > f4.factor ? f2 : f4;
+  }
+
+  DeviceContext& context() const override { return host_context(); }
+
+ protected:
+  std::unique_ptr<Plan> make_plan(const ConvProblem& p, Pass pass,
+                                  const KnobValues& knobs) const override {
+    const Support support = supports(p, pass);
+    if (!support) throw Error(ErrorCode::unsupported, support.reason);
+    const int m = knob_text(knobs, "variant") == "f2" ? 2 : 4;
+    const int64_t chunk = knob_integer(knobs, "tiles").value_or(0);
+    const WinogradLayout layout = winograd_layout(p, pass, m, chunk);
+    if (m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads());
+    return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads());
+  }
+};
+
+}  // namespace
+
+WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t chunk) {
+  WinogradLayout l;
+  l.m = m;
+  l.alpha = m + 2;
+  const bool data = pass == Pass::backward_data;
+  l.src_channels = data ? p.k_per_group() : p.c_per_group();
+  l.dst_channels = data ? p.c_per_group() : p.k_per_group();
+  l.src_h = data ? p.out_h() : p.h;
+  l.src_w = data ? p.out_w() : p.w;
+  l.dst_h = data ? p.h : p.out_h();
+  l.dst_w = data ? p.w : p.out_w();
+  l.offset_h = data ? 2 - p.pad_h : p.pad_h;
+  l.offset_w = data ? 2 - p.pad_w : p.pad_w;
+  l.tiles_h = tiles_along(l.dst_h, m);
+  l.tiles_w = tiles_along(l.dst_w, m);
+  const int64_t points = int64_t{l.alpha} * l.alpha;
+  l.tiles = checked_mul(checked_mul(p.n, l.tiles_h, "tiles"), l.tiles_w, "tiles");
+  if (chunk <= 0) {
+    const int64_t per_tile = 4 * points * (l.src_channels + l.dst_channels);
+    chunk = std::max(kMinChunk, kChunkBytes / std::max<int64_t>(per_tile, 1));
+  }
+  l.chunk = std::min(chunk, l.tiles);
+  l.filter_floats =
+      pad16(checked_mul(points, checked_mul(p.k_per_group(), p.c_per_group(), "filter transform"),
+                        "filter transform"));
+  l.input_floats = pad16(checked_mul(points * l.src_channels, l.chunk, "input transform"));
+  l.product_floats = pad16(checked_mul(points * l.dst_channels, l.chunk, "products"));
+  l.workspace_bytes = static_cast<std::size_t>(checked_mul(
+      4, l.filter_floats + l.input_floats + l.product_floats, "cpu.winograd workspace bytes"));
+  return l;
+}
+
+ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m) {
+  const double alpha = m + 2;
+  double chain = 0;
+  switch (pass) {
+    case Pass::forward:
+      chain = 4 * alpha + 9 + double(p.c_per_group());
+      break;
+    case Pass::backward_data:
+      chain = 4 * alpha + 9 + double(p.k_per_group());
+      break;
+    case Pass::backward_filter: {
+      // Tiles per group, and at most as many chunks.
+      const double tiles = double(p.n) * tiles_along(p.out_h(), m) * tiles_along(p.out_w(), m);
+      chain = 2 * m + 4 * alpha + 3 + 2 * tiles;
+      break;
+    }
+  }
+  const double beta = m == 2 ? growth_factor<2>() : growth_factor<4>();
+  return ErrorBound{ErrorBound::Kind::normwise, 2 * beta * 6 * std::sqrt(chain) + 3, 0.0};
+}
+
+}  // namespace convlab::winograd
+
+namespace convlab {
+
+void register_cpu_winograd(Registry& registry) {
+  registry.add(std::make_unique<winograd::CpuWinograd>());
+}
+
+}  // namespace convlab
