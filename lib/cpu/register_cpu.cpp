@@ -23,7 +23,7 @@ void register_cpu(Registry& registry) {
   register_cpu_onednn(registry);
 #else
   registry.add_missing(
-      {"cpu.onednn", "not built: oneDNN (libdnnl-dev) was not found at configure time"});
+      {"cpu.onednn*", "not built: oneDNN (libdnnl-dev) was not found at configure time"});
 #endif
 }
 

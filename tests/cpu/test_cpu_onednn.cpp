@@ -182,5 +182,38 @@ TEST_F(CpuOnednn, SaysNoToTensorsPastInt32) {
   }
 }
 
+// One registry entry per oneDNN algorithm: convolution_direct implements every valid problem
+// (its reference kernel is the fallback) and passes the corpus with the direct bound;
+// convolution_winograd passes wherever oneDNN implements it and otherwise says why, with
+// oneDNN's status. Every plan names the implementation oneDNN reports.
+TEST_F(CpuOnednn, PerAlgorithmEntries) {
+  const Algorithm& direct = registry().get("cpu.onednn.direct");
+  const Algorithm& winograd = registry().get("cpu.onednn.winograd");
+  EXPECT_EQ(direct.info().family, Family::direct);
+  EXPECT_EQ(winograd.info().family, Family::winograd);
+  EXPECT_EQ(algorithm().info().family, Family::vendor);
+  const uint64_t seed = run_seed() + 9;
+  const auto d = check_corpus(direct, edge_cases(), all_passes(), seed);
+  EXPECT_TRUE(report_corpus("cpu.onednn.direct", "edge cases", d, seed));
+  EXPECT_EQ(d.unsupported, 0);
+  std::vector<ConvProblem> problems = edge_cases();
+  problems.push_back(parse_descriptor("mb16ic64ih14oc64kh3ph1").problem);
+  const auto w = check_corpus(winograd, problems, all_passes(), seed);
+  EXPECT_TRUE(report_corpus("cpu.onednn.winograd", "edge cases + a 3x3 layer", w, seed));
+  for (const std::string& reason : w.unsupported_reasons) {
+    EXPECT_NE(reason.find("unimplemented"), std::string::npos) << reason;
+  }
+  const ConvProblem layer = parse_descriptor("mb16ic64ih14oc64kh3ph1").problem;
+  for (Pass pass : all_passes()) {
+    EXPECT_FALSE(direct.plan(layer, pass)->info().kernel.empty());
+    if (winograd.supports(layer, pass)) {
+      const std::string kernel = winograd.plan(layer, pass)->info().kernel;
+      EXPECT_NE(kernel.find("wino"), std::string::npos) << kernel;
+      EXPECT_EQ(winograd.error_bound(layer, pass).kind, ErrorBound::Kind::normwise);
+    }
+  }
+  if (w.passed == 0) GTEST_SKIP() << "oneDNN implements no Winograd kernel on this CPU";
+}
+
 }  // namespace
 }  // namespace convlab

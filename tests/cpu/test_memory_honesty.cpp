@@ -186,7 +186,8 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 Allowance allowance(const Algorithm& algorithm, const Plan& plan) {
   const std::string& backend = algorithm.info().backend;
   const PlanInfo& chosen = plan.info();
-  if (algorithm.info().family == Family::vendor && starts_with(backend, "onednn")) {
+  // Every oneDNN convolution algorithm (cpu.onednn, .direct, .winograd), by its backend.
+  if (starts_with(backend, "onednn")) {
     // oneDNN 2.6 allocates small objects in every run: each dnnl::memory that run() wraps
     // around a user or workspace pointer (3 allocations, 816 bytes), and each primitive
     // execution (5 inside the library for exec_args_t / exec_ctx_t, 4 for the C++ API's

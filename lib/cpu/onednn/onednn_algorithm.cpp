@@ -1,4 +1,5 @@
-// Registers cpu.onednn, the CPU vendor baseline. The math, layouts, workspace and threading
+// Registers cpu.onednn (oneDNN's own choice), cpu.onednn.direct and cpu.onednn.winograd, the
+// CPU vendor baselines. The math, layouts, workspace and threading
 // are derived in onednn_plan.cpp; this file holds what the registry asks of an algorithm.
 //
 // Error bound. oneDNN's direct kernels (jit, brgemm, gemm-based) compute each output as an
@@ -40,26 +41,34 @@ namespace {
 constexpr double kDirectFactor = 12.0;
 constexpr double kWinogradFactor = 64.0;
 
+// One registry entry per oneDNN convolution algorithm: convolution_auto (oneDNN's own
+// choice, family vendor), convolution_direct and convolution_winograd, so that every convlab
+// strategy has its vendor counterpart in the same run. Where oneDNN has no implementation of
+// the algorithm for the problem on this CPU (its Winograd needs AVX-512 and a 3x3 stride-1
+// layer), supports() says no with oneDNN's status.
 class OnednnAlgorithm final : public Algorithm {
  public:
-  const AlgorithmInfo& info() const override {
-    static const AlgorithmInfo kInfo = [] {
-      const dnnl_version_t* v = dnnl_version();
-      // oneDNN's CPU convolutions split work statically over a fixed thread count and reduce
-      // partial sums (backward-weights over the batch) in a fixed order; measured bitwise
-      // identical over repeated runs (tests/cpu/test_determinism.cpp).
-      return AlgorithmInfo{
-          "cpu.onednn", Device::cpu, Family::vendor,
-          "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-              std::to_string(v->patch),
-          "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-              std::to_string(v->patch) +
-              " convolution primitive (convolution_auto, oneDNN's preferred layouts, "
-              "reorders from/to NCHW inside run)",
-          /*deterministic=*/true, MathMode::fp32, /*knobs=*/{}};
-    }();
-    return kInfo;
+  OnednnAlgorithm(const char* name, Family family, dnnl::algorithm algorithm)
+      : algorithm_(algorithm) {
+    const dnnl_version_t* v = dnnl_version();
+    const std::string version =
+        std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    // oneDNN's CPU convolutions split work statically over a fixed thread count and reduce
+    // partial sums (backward-weights over the batch) in a fixed order; measured bitwise
+    // identical over repeated runs (tests/cpu/test_determinism.cpp).
+    info_ = AlgorithmInfo{name,
+                          Device::cpu,
+                          family,
+                          "onednn " + version,
+                          "oneDNN " + version + " convolution primitive (" +
+                              onednn::algorithm_name(algorithm) +
+                              ", oneDNN's preferred layouts, reorders from/to NCHW inside run)",
+                          /*deterministic=*/true,
+                          MathMode::fp32,
+                          /*knobs=*/{}};
   }
+
+  const AlgorithmInfo& info() const override { return info_; }
 
   Support supports(const ConvProblem& problem, Pass pass) const override {
     problem.validate();
@@ -71,7 +80,7 @@ class OnednnAlgorithm final : public Algorithm {
     }
     try {
       onednn::ThreadScope scope(num_threads());
-      onednn::convolution_descriptor(problem, pass);
+      onednn::convolution_descriptor(problem, pass, algorithm_);
     } catch (const Error& e) {
       return Support::no(e.what());
     }
@@ -82,29 +91,42 @@ class OnednnAlgorithm final : public Algorithm {
                                   const KnobValues&) const override {
     const Support support = supports(problem, pass);
     if (!support) {
-      throw Error(ErrorCode::unsupported, "cpu.onednn " + std::string(to_string(pass)) + " " +
+      throw Error(ErrorCode::unsupported, name() + " " + std::string(to_string(pass)) + " " +
                                               problem.descriptor() + ": " + support.reason);
     }
-    return onednn::make_plan(problem, pass);
+    return onednn::make_plan(problem, pass, algorithm_, name());
   }
 
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
-    bool winograd = false;
-    try {
-      onednn::ThreadScope scope(num_threads());
-      winograd = onednn::is_winograd(onednn::convolution_descriptor(problem, pass));
-    } catch (const Error&) {
-      // No descriptor, no plan: the direct bound is as good as any for a case never run.
+    bool winograd = algorithm_ == dnnl::algorithm::convolution_winograd;
+    if (!winograd && algorithm_ == dnnl::algorithm::convolution_auto) {
+      try {
+        onednn::ThreadScope scope(num_threads());
+        winograd = onednn::is_winograd(onednn::convolution_descriptor(problem, pass, algorithm_));
+      } catch (const Error&) {
+        // No descriptor, no plan: the direct bound is as good as any for a case never run.
+      }
     }
     if (winograd) return {ErrorBound::Kind::normwise, kWinogradFactor, 0.0};
     return {ErrorBound::Kind::elementwise, kDirectFactor, 0.0};
   }
 
   DeviceContext& context() const override { return host_context(); }
+
+ private:
+  dnnl::algorithm algorithm_;
+  AlgorithmInfo info_;
 };
 
 }  // namespace
 
-void register_cpu_onednn(Registry& registry) { registry.add(std::make_unique<OnednnAlgorithm>()); }
+void register_cpu_onednn(Registry& registry) {
+  registry.add(std::make_unique<OnednnAlgorithm>("cpu.onednn", Family::vendor,
+                                                 dnnl::algorithm::convolution_auto));
+  registry.add(std::make_unique<OnednnAlgorithm>("cpu.onednn.direct", Family::direct,
+                                                 dnnl::algorithm::convolution_direct));
+  registry.add(std::make_unique<OnednnAlgorithm>("cpu.onednn.winograd", Family::winograd,
+                                                 dnnl::algorithm::convolution_winograd));
+}
 
 }  // namespace convlab

@@ -129,7 +129,18 @@ std::string layout_name(const memory::desc& md) {
 
 }  // namespace
 
-dnnl::primitive_desc convolution_descriptor(const ConvProblem& p, Pass pass) {
+const char* algorithm_name(dnnl::algorithm algorithm) {
+  switch (algorithm) {
+    case dnnl::algorithm::convolution_direct:
+      return "convolution_direct";
+    case dnnl::algorithm::convolution_winograd:
+      return "convolution_winograd";
+    default:
+      return "convolution_auto";
+  }
+}
+
+dnnl::primitive_desc convolution_descriptor(const ConvProblem& p, Pass pass, dnnl::algorithm alg) {
   const memory::desc x_any(x_dims(p), DataType::f32, Tag::any);
   const memory::desc w_any(w_dims(p), DataType::f32, Tag::any);
   const memory::desc y_any(y_dims(p), DataType::f32, Tag::any);
@@ -138,7 +149,6 @@ dnnl::primitive_desc convolution_descriptor(const ConvProblem& p, Pass pass) {
   const memory::dims padding{p.pad_h, p.pad_w};
   // oneDNN takes the end (bottom/right) paddings separately, as benchdnn deduces them.
   const memory::dims padding_r{p.end_pad_h(), p.end_pad_w()};
-  const auto alg = dnnl::algorithm::convolution_auto;
   const dnnl::primitive_attr attr = user_scratchpad();
   try {
     const dnnl::convolution_forward::primitive_desc forward(
@@ -158,7 +168,7 @@ dnnl::primitive_desc convolution_descriptor(const ConvProblem& p, Pass pass) {
             forward);
     }
   } catch (const dnnl::error& e) {
-    throw_backend(e, where(p, pass) + ": no convolution primitive descriptor");
+    throw_backend(e, where(p, pass) + ": no " + algorithm_name(alg) + " primitive descriptor");
   }
   throw Error(ErrorCode::invalid_argument, "cpu.onednn: unknown pass");
 }
@@ -184,10 +194,10 @@ struct Operand {
 
 class OnednnPlan final : public Plan {
  public:
-  OnednnPlan(const ConvProblem& problem, Pass pass)
-      : problem_(problem), pass_(pass), threads_(num_threads()) {
+  OnednnPlan(const ConvProblem& problem, Pass pass, dnnl::algorithm algorithm, std::string name)
+      : problem_(problem), pass_(pass), threads_(num_threads()), name_(std::move(name)) {
     ThreadScope scope(threads_);
-    const dnnl::primitive_desc pd = convolution_descriptor(problem, pass);
+    const dnnl::primitive_desc pd = convolution_descriptor(problem, pass, algorithm);
     impl_ = pd.impl_info_str();
     const memory::desc ux = user_x(problem), uw = user_w(problem), uy = user_y(problem);
     switch (pass) {
@@ -244,7 +254,7 @@ class OnednnPlan final : public Plan {
 
  protected:
   void execute(const Tensors& tensors, const Workspace& workspace, Stream) override {
-    check_run_arguments("cpu.onednn", problem_, pass_, tensors, workspace, workspace_bytes_);
+    check_run_arguments(name_, problem_, pass_, tensors, workspace, workspace_bytes_);
     using Clock = std::chrono::steady_clock;
     ThreadScope scope(threads_);
     char* base = static_cast<char*>(workspace.data);
@@ -290,6 +300,9 @@ class OnednnPlan final : public Plan {
 
   void describe_plan() {
     info_.kernel = impl_;
+    // oneDNN's Winograd kernels name their transform: jit_wino_4x3 is F(4x4, 3x3). (Its tile
+    // grid is its own; tile stays empty.)
+    if (impl_.find("wino_4x3") != std::string::npos) info_.transform = "F(4x4,3x3)";
     info_.workspace_split = {{"reorders", reorder_bytes_}, {"scratchpad", scratch_bytes_}};
     std::string layouts;
     for (const Operand& op : operands_) {
@@ -329,6 +342,7 @@ class OnednnPlan final : public Plan {
   ConvProblem problem_;
   Pass pass_;
   int threads_;
+  std::string name_;
   std::string impl_;
   std::vector<Operand> operands_;
   dnnl::primitive conv_;
@@ -340,8 +354,9 @@ class OnednnPlan final : public Plan {
 
 }  // namespace
 
-std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass) {
-  return std::make_unique<OnednnPlan>(problem, pass);
+std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass, dnnl::algorithm algorithm,
+                                const std::string& name) {
+  return std::make_unique<OnednnPlan>(problem, pass, algorithm, name);
 }
 
 }  // namespace convlab::onednn
