@@ -120,13 +120,13 @@ CONVLAB_HD void sandwich(const T* in, T* out, Entry entry) {
   T half[Rows * Cols];  // L * in
   for (int i = 0; i < Rows; ++i)
     for (int j = 0; j < Cols; ++j) {
-      T s = 0;
+      T s{};
       for (int k = 0; k < Cols; ++k) s += entry(i, k) * in[k * Cols + j];
       half[i * Cols + j] = s;
     }
   for (int i = 0; i < Rows; ++i)
     for (int j = 0; j < Rows; ++j) {
-      T s = 0;
+      T s{};
       for (int k = 0; k < Cols; ++k) s += half[i * Cols + k] * entry(j, k);
       out[i * Rows + j] = s;
     }
