@@ -186,18 +186,24 @@ class WinogradPlan final : public Plan {
     tw = tile % l_.tiles_w;
   }
 
-  // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data).
+  // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data),
+  // kLanes consecutive rows of U at a time (contiguous stores; U is the largest buffer when
+  // channels are many).
   void transform_filter(int64_t g, const float* w, float* u) const {
-    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group();
+    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group(), rows = kg * cg;
     const bool flip = pass_ == Pass::backward_data;
-    parallel_for(kg * cg, threads_, [&](int64_t kc) {
-      const int64_t k = kc / cg, c = kc % cg;
-      const float* wk = w + ((g * kg + k) * cg + c) * 9;
-      float tap[9], out[kPoints];
-      for (int i = 0; i < 9; ++i) tap[i] = flip ? wk[8 - i] : wk[i];
-      filter_transform<M>(tap, out);
-      const int64_t row = flip ? c * kg + k : k * cg + c;
-      for (int xi = 0; xi < kPoints; ++xi) u[xi * kg * cg + row] = out[xi];
+    parallel_for((rows + kLanes - 1) / kLanes, threads_, [&](int64_t job) {
+      const int64_t first = job * kLanes;
+      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, rows - first));
+      Lanes tap[9] = {}, out[kPoints];
+      for (int lane = 0; lane < lanes; ++lane) {
+        const int64_t row = first + lane;
+        const int64_t k = flip ? row % kg : row / cg, c = flip ? row / kg : row % cg;
+        const float* wk = w + ((g * kg + k) * cg + c) * 9;
+        for (int i = 0; i < 9; ++i) tap[i][lane] = flip ? wk[8 - i] : wk[i];
+      }
+      sandwich<kAlpha, 3>(tap, out, GEntry<M, float>{});
+      for (int xi = 0; xi < kPoints; ++xi) store(out[xi], u + xi * rows + first, lanes);
     });
   }
 
