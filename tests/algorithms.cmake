@@ -3,10 +3,12 @@ convlab_add_test(test_im2col_index cpu cpu/test_im2col_index.cpp)
 convlab_add_test(test_fast_divmod cpu cpu/test_fast_divmod.cpp)  # index math without division
 convlab_add_test(test_cpu_im2col cpu cpu/test_cpu_im2col.cpp)
 convlab_add_test(test_fft_geometry cpu cpu/test_fft_geometry.cpp)
+convlab_add_test(test_tiled_fft_geometry cpu cpu/test_tiled_fft_geometry.cpp)
 convlab_add_test(test_winograd_transform cpu cpu/test_winograd_transform.cpp)
 convlab_add_test(test_cpu_winograd cpu cpu/test_cpu_winograd.cpp)
 if(CONVLAB_HAVE_FFTW)  # cpu.fft is only built with FFTW
   convlab_add_test(test_cpu_fft cpu cpu/test_cpu_fft.cpp)
+  convlab_add_test(test_cpu_fft_tiled cpu cpu/test_cpu_fft_tiled.cpp)
 endif()
 convlab_add_test(test_cards cpu cpu/test_cards.cpp)
 convlab_add_test(test_memory_model cpu cpu/test_memory_model.cpp)

@@ -1,0 +1,255 @@
+#include "tiled_plan.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "convlab/error.hpp"
+#include "cpu/fft/fftw_plans.hpp"
+#include "cpu/fft/worker_pool.hpp"
+
+namespace convlab::cpu_fft_tiled {
+namespace {
+
+// Planes copied per task: small tiles make a plane a few hundred floats, too little to hand
+// out one at a time.
+constexpr int64_t kPlanesPerTask = 16;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+TiledFftGeometry cpu_tiled_geometry(const ConvProblem& problem, Pass pass,
+                                    const TiledFftOptions& options, int threads) {
+  TiledFftGeometry g = tiled_fft_geometry(problem, pass, options);
+  const ConvProblem sub = tiled_fft_subproblem(problem, g, g.batch);
+  tiled_fft_set_fft_bytes(g, cpu_fft::cpu_fft_geometry(sub, pass, threads).total_bytes);
+  return g;
+}
+
+ErrorBound tiled_error_bound(const TiledFftGeometry& g) {
+  constexpr double kPairFactor = 4.0;  // cpu.fft's factor (cpu_fft.cpp), per pair
+  ErrorBound bound;
+  bound.kind = ErrorBound::Kind::normwise;
+  bound.log2_size = std::log2(static_cast<double>(g.transform_h) * g.transform_w);
+  const double overlap =
+      static_cast<double>(tiled_fft_overlap(g.h)) * static_cast<double>(tiled_fft_overlap(g.w));
+  bound.factor = kPairFactor * std::sqrt(overlap);
+  if (g.pass == Pass::backward_filter && bound.log2_size > 0) {
+    bound.factor += static_cast<double>(g.batches - 1) / bound.log2_size;
+  }
+  return bound;
+}
+
+// The pairs [first, first + count) of one FFT batch.
+struct TiledPlan::Batch {
+  int64_t first = 0, count = 0;
+};
+
+TiledPlan::TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options,
+                     int threads)
+    : problem_(problem),
+      pass_(pass),
+      threads_(threads),
+      geometry_(cpu_tiled_geometry(problem, pass, options, threads)),
+      where_(std::string("cpu.fft_tiled ") + to_string(pass) + " " + problem.descriptor()) {
+  const TiledFftGeometry& g = geometry_;
+  full_ =
+      std::make_unique<cpu_fft::FftPlan>(tiled_fft_subproblem(problem, g, g.batch), pass, threads);
+  if (g.last_batch != g.batch) {
+    last_ = std::make_unique<cpu_fft::FftPlan>(tiled_fft_subproblem(problem, g, g.last_batch), pass,
+                                               threads);
+  }
+  if (static_cast<int64_t>(full_->workspace_bytes()) != g.fft.bytes) {
+    throw Error(ErrorCode::backend, where_ + ": internal error, the sub-problem's FFT plan needs " +
+                                        std::to_string(full_->workspace_bytes()) +
+                                        " bytes, the geometry placed " +
+                                        std::to_string(g.fft.bytes));
+  }
+  describe_plan();
+}
+
+void TiledPlan::gather_patches(const Batch& b, const float* x, float* patches) const {
+  const TiledFftGeometry& g = geometry_;
+  const ConvProblem& p = problem_;
+  const int64_t ph = g.h.patch, pw = g.w.patch, planes = b.count * p.c;
+  auto task = [&](int64_t i, int) {
+    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
+    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) {
+      const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.c);
+      const float* src = x + (pair.image * p.c + plane % p.c) * p.h * p.w;
+      float* dst = patches + plane * ph * pw;
+      for (int64_t j = 0; j < ph; ++j) {
+        const int64_t ih = tiled_fft_input_index(g.h, pair.th, j);
+        float* row = dst + j * pw;
+        for (int64_t k = 0; k < pw; ++k) {
+          const int64_t iw = ih < 0 ? -1 : tiled_fft_input_index(g.w, pair.tw, k);
+          row[k] = iw < 0 ? 0.0f : src[ih * p.w + iw];
+        }
+      }
+    }
+  };
+  cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
+}
+
+void TiledPlan::gather_tiles(const Batch& b, const float* dy, float* tiles) const {
+  const TiledFftGeometry& g = geometry_;
+  const ConvProblem& p = problem_;
+  const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
+  const int64_t planes = b.count * p.k;
+  auto task = [&](int64_t i, int) {
+    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
+    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) {
+      const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
+      const float* src = dy + (pair.image * p.k + plane % p.k) * oh * ow;
+      float* dst = tiles + plane * th * tw;
+      for (int64_t j = 0; j < th; ++j) {
+        const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
+        for (int64_t k = 0; k < tw; ++k) {
+          const int64_t q = o < 0 ? -1 : tiled_fft_output_index(g.w, pair.tw, k);
+          dst[j * tw + k] = q < 0 ? 0.0f : src[o * ow + q];
+        }
+      }
+    }
+  };
+  cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
+}
+
+void TiledPlan::scatter_tiles(const Batch& b, const float* tiles, float* y) const {
+  const TiledFftGeometry& g = geometry_;
+  const ConvProblem& p = problem_;
+  const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
+  const int64_t planes = b.count * p.k;
+  auto task = [&](int64_t i, int) {
+    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
+    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) {
+      const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
+      float* dst = y + (pair.image * p.k + plane % p.k) * oh * ow;
+      const float* src = tiles + plane * th * tw;
+      for (int64_t j = 0; j < th; ++j) {
+        const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
+        if (o < 0) break;
+        for (int64_t k = 0; k < tw; ++k) {
+          const int64_t q = tiled_fft_output_index(g.w, pair.tw, k);
+          if (q < 0) break;
+          dst[o * ow + q] = src[j * tw + k];
+        }
+      }
+    }
+  };
+  cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
+}
+
+// Overlap-add: the patches of one image overlap, so a task owns one (image, channel) plane of
+// dx and adds the batch's patches of that image in pair order (deterministic, race-free).
+void TiledPlan::add_patches(const Batch& b, const float* patches, float* dx) const {
+  const TiledFftGeometry& g = geometry_;
+  const ConvProblem& p = problem_;
+  const int64_t ph = g.h.patch, pw = g.w.patch;
+  const int64_t first_image = b.first / g.tiles;
+  const int64_t images = (b.first + b.count - 1) / g.tiles - first_image + 1;
+  auto task = [&](int64_t i, int) {
+    const int64_t image = first_image + i / p.c, c = i % p.c;
+    float* dst = dx + (image * p.c + c) * p.h * p.w;
+    const int64_t q0 = image * g.tiles > b.first ? image * g.tiles : b.first;
+    const int64_t q1 =
+        (image + 1) * g.tiles < b.first + b.count ? (image + 1) * g.tiles : b.first + b.count;
+    for (int64_t q = q0; q < q1; ++q) {
+      const TiledFftPair pair = tiled_fft_pair(g, q);
+      const float* src = patches + ((q - b.first) * p.c + c) * ph * pw;
+      for (int64_t j = 0; j < ph; ++j) {
+        const int64_t ih = tiled_fft_input_index(g.h, pair.th, j);
+        if (ih < 0) continue;
+        for (int64_t k = 0; k < pw; ++k) {
+          const int64_t iw = tiled_fft_input_index(g.w, pair.tw, k);
+          if (iw >= 0) dst[ih * p.w + iw] += src[j * pw + k];
+        }
+      }
+    }
+  };
+  cpu_fft::run_tasks(threads_, images * p.c, task);
+}
+
+void TiledPlan::execute(const Tensors& t, const Workspace& workspace, Stream stream) {
+  check_run_arguments("cpu.fft_tiled", problem_, pass_, t, workspace, workspace_bytes());
+  cpu_fft::check_fftw_alignment(workspace.data, where_);
+  const TiledFftGeometry& g = geometry_;
+  const ConvProblem& p = problem_;
+  auto* base = static_cast<char*>(workspace.data);
+  float* patches = reinterpret_cast<float*>(base + g.patches.offset);
+  float* tiles = reinterpret_cast<float*>(base + g.tiles_buffer.offset);
+  float* partial = reinterpret_cast<float*>(base + g.partial.offset);
+  const Workspace fft_work{base + g.fft.offset, static_cast<std::size_t>(g.fft.bytes)};
+
+  if (pass_ == Pass::backward_data) {  // overlap-add accumulates into dx
+    const int64_t planes = p.n * p.c, plane = p.h * p.w;
+    auto zero = [&](int64_t i, int) {
+      const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
+      std::memset(t.x + i * kPlanesPerTask * plane, 0,
+                  static_cast<std::size_t>((end - i * kPlanesPerTask) * plane) * sizeof(float));
+    };
+    cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), zero);
+  }
+  const int64_t dw_elems = p.k * p.c_per_group() * p.r * p.s;
+  for (int64_t i = 0; i < g.batches; ++i) {
+    const Batch b{i * g.batch, i + 1 == g.batches ? g.last_batch : g.batch};
+    cpu_fft::FftPlan& plan = b.count == g.batch ? *full_ : *last_;
+    Tensors sub;
+    sub.x = patches;
+    sub.y = tiles;
+    sub.w = t.w;
+    switch (pass_) {
+      case Pass::forward:
+        gather_patches(b, t.x, patches);
+        plan.run(sub, fft_work, stream);
+        scatter_tiles(b, tiles, t.y);
+        break;
+      case Pass::backward_data:
+        gather_tiles(b, t.y, tiles);
+        plan.run(sub, fft_work, stream);
+        add_patches(b, patches, t.x);
+        break;
+      case Pass::backward_filter: {
+        gather_patches(b, t.x, patches);
+        gather_tiles(b, t.y, tiles);
+        if (i == 0) {  // the first batch writes dw, the others add theirs
+          plan.run(sub, fft_work, stream);
+          break;
+        }
+        sub.w = partial;
+        plan.run(sub, fft_work, stream);
+        auto add = [&](int64_t j, int) {
+          const int64_t chunk = 4096, end = (j + 1) * chunk < dw_elems ? (j + 1) * chunk : dw_elems;
+          for (int64_t e = j * chunk; e < end; ++e) t.w[e] += partial[e];
+        };
+        cpu_fft::run_tasks(threads_, ceil_div(dw_elems, 4096), add);
+        break;
+      }
+    }
+  }
+}
+
+void TiledPlan::describe_plan() {
+  const TiledFftGeometry& g = geometry_;
+  const PlanInfo& sub = full_->info();
+  info_.kernel = sub.kernel;
+  info_.transform = sub.transform;
+  info_.tile = std::to_string(g.h.tile) + "x" + std::to_string(g.w.tile);
+  info_.workspace_split = {{"patches", static_cast<std::size_t>(g.patches.bytes)},
+                           {"tiles", static_cast<std::size_t>(g.tiles_buffer.bytes)},
+                           {"partial", static_cast<std::size_t>(g.partial.bytes)},
+                           {"fft", static_cast<std::size_t>(g.fft.bytes)}};
+  // The split sums to workspace_bytes(): alignment gaps go to the buffer after them.
+  std::size_t placed = 0;
+  for (const auto& part : info_.workspace_split) placed += part.second;
+  info_.workspace_split.back().second += workspace_bytes() - placed;
+  info_.details = {{"tiles", std::to_string(g.h.tiles) + "x" + std::to_string(g.w.tiles)},
+                   {"patch", std::to_string(g.h.patch) + "x" + std::to_string(g.w.patch)},
+                   {"batch_pairs", std::to_string(g.batch)},
+                   {"batches", std::to_string(g.batches)},
+                   {"threads", std::to_string(threads_)}};
+  for (const auto& d : sub.details) {
+    if (d.first == "fftw_buffered_plans") info_.details.push_back(d);
+  }
+}
+
+}  // namespace convlab::cpu_fft_tiled

@@ -1,0 +1,233 @@
+#pragma once
+/// \file
+/// The geometry of tiled FFT convolution, shared by cpu.fft_tiled and cuda.fft_tiled.
+///
+/// The forward output grid OH x OW is cut into tiles of Th x Tw outputs (the last ones along
+/// an axis may hang over the edge; their outer outputs are computed and dropped). Along one
+/// axis (S stride, P pad, Rd = (R-1)D + 1 the dilated kernel), tile t holds outputs
+/// o = t*T + j (j < T) and reads the input patch of
+///
+///   patch = (T-1)*S + Rd   rows, from input row  origin(t) = t*T*S - P,
+///
+/// because output o reads rows o*S - P + u*D (u < R). Every pass is then the same pass of an
+/// unpadded sub-problem on the patches: n' = pairs (image, tile) per batch, h' = patch_h,
+/// w' = patch_w, pad 0, the problem's kernel, stride, dilation and groups, whose output is
+/// exactly Th x Tw. Per pass:
+///
+///   forward          y tile   = fwd(x patch, w)              tiles partition y: a copy
+///   backward-data    dx patch = bwd_data(dy tile, w)         patches overlap: dx is the SUM
+///                                                            of the patches (overlap-add)
+///   backward-filter  dw       = sum over pairs bwd_filter(x patch, dy tile)
+///                              (the sub-problem already sums over its n' pairs; batches add)
+///
+/// Gathering a patch reads x (or dy) with zeros outside the tensor: input rows < 0 are the
+/// top padding, rows >= used (fft_used_inputs: E = (OH-1)S + Rd - P, clamped to H) meet no
+/// tap of a kept output, so they are read as zeros too and dx rows there stay exact zeros, as
+/// in the untiled FFT; dy rows >= OH (the overhang of the last tile) are zeros. Why this is
+/// exact: a kept output o reads patch rows j*S + u*D < patch, and every input row it reads is
+/// either a real row below E or padding, which the gather fills with the same zero.
+///
+/// The FFT of the sub-problem is sized by the patch, not the image, so the transform size and
+/// with it every spectrum is bounded by the tile: that is the point of tiling (the untiled FFT
+/// pads every filter to the whole image). The default tile makes the patch about four dilated
+/// kernels wide (transform edge ~4 Rd, so the recomputed overlap costs at most ~(4/3)^2 in
+/// transform work and products), and the default batch makes the per-batch input and output
+/// spectra about twice the filter spectra (at least kTiledFftMinBatch pairs), so the filter
+/// transform, redone per batch, stays a minor part of the work. Both are knobs.
+///
+/// Workspace (bytes, each buffer at an `alignment` boundary, in this order):
+///   patches   4 * batch * C  * patch_h * patch_w      x patches (fwd, bwd_filter) or dx
+///                                                      patches (bwd_data)
+///   tiles     4 * batch * K  * Th * Tw                 y tiles (fwd out, bwd inputs)
+///   partial   4 * K * C/g * R * S   (bwd_filter, more than one batch: a batch's dw)
+///   fft       the executor's FFT workspace for the sub-problem with n' = batch
+///
+/// The CONVLAB_HD helpers are pure int64_t math, so CUDA kernels take the axes by value.
+
+#include <cstdint>
+#include <string>
+
+#include "convlab/error.hpp"
+#include "convlab/problem.hpp"
+#include "strategy/fft_geometry.hpp"
+#include "strategy/hd.hpp"
+
+namespace convlab {
+
+/// One axis of the tiling.
+struct TiledFftAxis {
+  int64_t tile = 1;     ///< T: outputs per tile
+  int64_t tiles = 1;    ///< ceil(outputs / T)
+  int64_t patch = 1;    ///< (T-1)*S + Rd: input rows of one tile
+  int64_t stride = 1;   ///< S
+  int64_t pad = 0;      ///< P (start side)
+  int64_t used = 0;     ///< input rows that meet a kept output (fft_used_inputs)
+  int64_t outputs = 1;  ///< OH (or OW)
+};
+
+/// Input row of patch row `j` of tile `t`, or -1 where the gather reads a zero (padding, or
+/// a row that meets no kept output).
+CONVLAB_HD int64_t tiled_fft_input_index(const TiledFftAxis& a, int64_t t, int64_t j) {
+  const int64_t i = t * a.tile * a.stride - a.pad + j;
+  return i >= 0 && i < a.used ? i : -1;
+}
+
+/// Output row of tile row `j` of tile `t`, or -1 where it is the overhang of the last tile.
+CONVLAB_HD int64_t tiled_fft_output_index(const TiledFftAxis& a, int64_t t, int64_t j) {
+  const int64_t o = t * a.tile + j;
+  return o < a.outputs ? o : -1;
+}
+
+/// The fewest pairs the default batch holds: with few channels (depthwise) the filter rule
+/// alone would run one small transform at a time.
+constexpr int64_t kTiledFftMinBatch = 8;
+
+/// The tile of pair q (pairs are image-major: q = n * tiles + tile, tile = th * tiles_w + tw).
+struct TiledFftPair {
+  int64_t image = 0, th = 0, tw = 0;
+};
+
+/// What the executor decides.
+struct TiledFftOptions {
+  int64_t tile = 0;   ///< output tile edge (both axes, capped by the output); 0: from the kernel
+  int64_t batch = 0;  ///< (image, tile) pairs per FFT batch; 0: from the channels
+  int64_t alignment = 256;
+};
+
+/// Everything an executor needs to run one pass of one problem by tiled FFT, but the FFT of
+/// the sub-problem itself (the executor plans it on tiled_fft_subproblem()).
+struct TiledFftGeometry {
+  Pass pass = Pass::forward;
+  TiledFftAxis h, w;
+  int64_t tiles = 1;                         ///< tiles per image: h.tiles * w.tiles
+  int64_t pairs = 1;                         ///< N * tiles
+  int64_t batch = 1;                         ///< pairs per FFT batch (<= pairs)
+  int64_t batches = 1;                       ///< ceil(pairs / batch)
+  int64_t last_batch = 1;                    ///< pairs in the last batch
+  int64_t transform_h = 1, transform_w = 1;  ///< the sub-problem's FFT size (for reports)
+  FftBuffer patches, tiles_buffer, partial, fft;
+  int64_t total_bytes = 0;
+};
+
+/// The pair q of a geometry.
+CONVLAB_HD TiledFftPair tiled_fft_pair(const TiledFftGeometry& g, int64_t q) {
+  TiledFftPair p;
+  p.image = q / g.tiles;
+  const int64_t t = q % g.tiles;
+  p.th = t / g.w.tiles;
+  p.tw = t % g.w.tiles;
+  return p;
+}
+
+/// The default output tile edge for a dilated kernel extent `rd` and stride `s`: the patch
+/// is the smallest even smooth transform edge >= 4 * rd (at least 8), minus the kernel.
+inline int64_t tiled_fft_default_tile(int64_t rd, int64_t s) {
+  const int64_t target = fft_next_smooth(4 * rd < 8 ? 8 : 4 * rd, /*even=*/true);
+  return (target - rd) / s + 1;
+}
+
+/// The unpadded sub-problem the FFT runs per batch of `pairs` (image, tile) pairs.
+inline ConvProblem tiled_fft_subproblem(const ConvProblem& p, const TiledFftGeometry& g,
+                                        int64_t pairs) {
+  ConvProblem sub = p;
+  sub.n = pairs;
+  sub.h = g.h.patch;
+  sub.w = g.w.patch;
+  sub.pad_h = sub.pad_w = 0;
+  sub.pad_h_end = sub.pad_w_end = std::nullopt;
+  return sub;
+}
+
+namespace tiled_fft_detail {
+inline TiledFftAxis axis(int64_t size, int64_t pad, int64_t stride, int64_t rd, int64_t outputs,
+                         int64_t tile) {
+  TiledFftAxis a;
+  a.tile = tile < outputs ? tile : outputs;
+  a.tiles = (outputs + a.tile - 1) / a.tile;
+  a.patch = checked_add(checked_mul(a.tile - 1, stride, "tile patch"), rd, "tile patch");
+  a.stride = stride;
+  a.pad = pad;
+  a.used = fft_used_inputs(size, pad, stride, rd, outputs);
+  a.outputs = outputs;
+  return a;
+}
+}  // namespace tiled_fft_detail
+
+/// The tiling of one pass, before the FFT workspace is known (fft.bytes = 0, total_bytes
+/// without it). Throws Error{invalid_problem} for an invalid problem or sizes that overflow
+/// int64_t, Error{invalid_argument} for a negative tile, batch or a bad alignment.
+inline TiledFftGeometry tiled_fft_geometry(const ConvProblem& p, Pass pass,
+                                           const TiledFftOptions& options = {}) {
+  p.validate();
+  const int64_t align = options.alignment;
+  if (options.tile < 0 || options.batch < 0 || align < 1 || (align & (align - 1)) != 0) {
+    throw Error(ErrorCode::invalid_argument,
+                "tiled_fft_geometry " + p.descriptor() + ": bad options (tile " +
+                    std::to_string(options.tile) + ", batch " + std::to_string(options.batch) +
+                    ", alignment " + std::to_string(align) + ")");
+  }
+  TiledFftGeometry g;
+  g.pass = pass;
+  const int64_t th =
+      options.tile > 0 ? options.tile : tiled_fft_default_tile(p.dilated_r(), p.stride_h);
+  const int64_t tw =
+      options.tile > 0 ? options.tile : tiled_fft_default_tile(p.dilated_s(), p.stride_w);
+  g.h = tiled_fft_detail::axis(p.h, p.pad_h, p.stride_h, p.dilated_r(), p.out_h(), th);
+  g.w = tiled_fft_detail::axis(p.w, p.pad_w, p.stride_w, p.dilated_s(), p.out_w(), tw);
+  g.tiles = checked_mul(g.h.tiles, g.w.tiles, "tiles");
+  g.pairs = checked_mul(p.n, g.tiles, "(image, tile) pairs");
+
+  // One image-tile of the sub-problem: its transform size and bins.
+  const FftGeometry one = fft_geometry(tiled_fft_subproblem(p, g, 1), pass);
+  g.transform_h = one.h.size;
+  g.transform_w = one.w.size;
+  int64_t batch = options.batch;
+  if (batch == 0) {
+    // x and y spectra of a batch ~ twice the filter spectra: batch * (C + K) ~ 2 K C/g.
+    const int64_t filter_planes = checked_mul(p.k, p.c_per_group(), "filter planes");
+    const int64_t per_pair = checked_add(p.c, p.k, "planes per pair");
+    batch = (checked_mul(2, filter_planes, "filter planes") + per_pair - 1) / per_pair;
+    if (batch < kTiledFftMinBatch) batch = kTiledFftMinBatch;
+  }
+  g.batch = batch < g.pairs ? batch : g.pairs;
+  g.batches = (g.pairs + g.batch - 1) / g.batch;
+  g.last_batch = g.pairs - (g.batches - 1) * g.batch;
+
+  int64_t offset = 0;
+  auto place = [&](FftBuffer& buffer, int64_t floats) {
+    offset = checked_add(offset, align - 1, "tiled FFT workspace") / align * align;
+    buffer = {offset, checked_mul(floats, 4, "tiled FFT workspace")};
+    offset = checked_add(offset, buffer.bytes, "tiled FFT workspace");
+  };
+  const int64_t patch = checked_mul(g.h.patch, g.w.patch, "patch");
+  const int64_t tile = checked_mul(g.h.tile, g.w.tile, "tile");
+  place(g.patches, checked_mul(checked_mul(g.batch, p.c, "patches"), patch, "patches"));
+  place(g.tiles_buffer, checked_mul(checked_mul(g.batch, p.k, "tiles"), tile, "tiles"));
+  const bool partial = pass == Pass::backward_filter && g.batches > 1;
+  place(g.partial, partial ? checked_mul(checked_mul(p.k, p.c_per_group(), "partial"),
+                                         checked_mul(p.r, p.s, "partial"), "partial")
+                           : 0);
+  place(g.fft, 0);
+  g.total_bytes = offset;
+  return g;
+}
+
+/// Places the executor's FFT workspace (`fft_bytes`, for the full batch's sub-problem) after
+/// the tiling's buffers and sets total_bytes.
+inline void tiled_fft_set_fft_bytes(TiledFftGeometry& g, int64_t fft_bytes) {
+  if (fft_bytes < 0) {
+    throw Error(ErrorCode::invalid_argument,
+                "tiled FFT: negative FFT workspace " + std::to_string(fft_bytes));
+  }
+  g.fft.bytes = fft_bytes;
+  g.total_bytes = checked_add(g.fft.offset, fft_bytes, "tiled FFT workspace");
+}
+
+/// How many patches cover one input row at most, along one axis: the overlap that the error
+/// bound of the tiled FFT carries (tiles start T*S rows apart and span `patch` rows).
+CONVLAB_HD int64_t tiled_fft_overlap(const TiledFftAxis& a) {
+  const int64_t step = a.tile * a.stride;
+  return (a.patch + step - 1) / step;
+}
+
+}  // namespace convlab

@@ -1,0 +1,158 @@
+// The tiling of strategy/tiled_fft_geometry.hpp, shared by cpu.fft_tiled and cuda.fft_tiled,
+// checked against the definition of convolution rather than against itself: tiles cover
+// every output once, a tile's outputs read only its patch, a kept patch row is the input
+// row the definition reads, and the workspace is bounded by the tile.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "strategy/tiled_fft_geometry.hpp"
+#include "support/conv_tester.hpp"
+
+namespace convlab {
+namespace {
+
+using testing::all_passes;
+using testing::problem;
+
+std::vector<ConvProblem> corpus() {
+  std::vector<ConvProblem> out = testing::edge_cases();
+  for (const ConvProblem& p : testing::random_problems(testing::run_seed(), 200)) out.push_back(p);
+  return out;
+}
+
+// Along one axis with the tile knob `tile`: every output o in exactly one tile, every
+// (output, tap) of the definition inside that tile's patch at the row the gather fills.
+void check_axis(const ConvProblem& p, const TiledFftAxis& a, int64_t size, int64_t pad,
+                int64_t stride, int64_t dilation, int64_t taps, int64_t outputs) {
+  std::vector<int> covered(static_cast<size_t>(outputs), 0);
+  for (int64_t t = 0; t < a.tiles; ++t) {
+    for (int64_t j = 0; j < a.tile; ++j) {
+      const int64_t o = tiled_fft_output_index(a, t, j);
+      if (o < 0) {
+        EXPECT_GE(t * a.tile + j, outputs) << p.descriptor();
+        continue;
+      }
+      ++covered[static_cast<size_t>(o)];
+      for (int64_t u = 0; u < taps; ++u) {
+        const int64_t row = j * stride + u * dilation;  // sub-problem: unpadded
+        ASSERT_LT(row, a.patch) << p.descriptor();
+        const int64_t i = o * stride - pad + u * dilation;  // the definition
+        const int64_t gathered = tiled_fft_input_index(a, t, row);
+        if (i >= 0 && i < size) {
+          EXPECT_EQ(gathered, i) << p.descriptor() << " tile " << t << " row " << row;
+        } else {
+          EXPECT_EQ(gathered, -1) << p.descriptor() << " reads padding as a zero";
+        }
+      }
+    }
+  }
+  for (int64_t o = 0; o < outputs; ++o) EXPECT_EQ(covered[static_cast<size_t>(o)], 1) << o;
+  EXPECT_EQ(a.patch, (a.tile - 1) * stride + (taps - 1) * dilation + 1);
+  EXPECT_LE(a.tile, outputs);
+  EXPECT_GE(tiled_fft_overlap(a), 1);
+}
+
+TEST(TiledFftGeometry, TilesCoverEveryOutputOnceAndReadOnlyTheirPatch) {
+  int checked = 0;
+  for (const ConvProblem& p : corpus()) {
+    for (int64_t tile : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{1000}}) {
+      TiledFftOptions o;
+      o.tile = tile;
+      const TiledFftGeometry g = tiled_fft_geometry(p, Pass::forward, o);
+      SCOPED_TRACE(p.descriptor() + " tile " + std::to_string(tile));
+      check_axis(p, g.h, p.h, p.pad_h, p.stride_h, p.dilation_h, p.r, p.out_h());
+      check_axis(p, g.w, p.w, p.pad_w, p.stride_w, p.dilation_w, p.s, p.out_w());
+      const ConvProblem sub = tiled_fft_subproblem(p, g, g.batch);
+      EXPECT_NO_THROW(sub.validate());
+      EXPECT_EQ(sub.out_h(), g.h.tile);
+      EXPECT_EQ(sub.out_w(), g.w.tile);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(TiledFftGeometry, PairsAreImageMajorAndBatchesCoverThemAll) {
+  const ConvProblem p = problem("mb3ic2ih20oc4kh3");
+  TiledFftOptions o;
+  o.tile = 5;
+  o.batch = 7;
+  const TiledFftGeometry g = tiled_fft_geometry(p, Pass::forward, o);
+  EXPECT_EQ(g.h.tiles, 4);  // 18 outputs in tiles of 5
+  EXPECT_EQ(g.tiles, 16);
+  EXPECT_EQ(g.pairs, 48);
+  EXPECT_EQ(g.batches, 7);
+  EXPECT_EQ(g.last_batch, 48 - 6 * 7);
+  const TiledFftPair q = tiled_fft_pair(g, 16 + 6);
+  EXPECT_EQ(q.image, 1);
+  EXPECT_EQ(q.th, 1);
+  EXPECT_EQ(q.tw, 2);
+}
+
+// The point of tiling: the workspace does not grow with the image, only with the tile.
+TEST(TiledFftGeometry, WorkspaceIsBoundedByTheTileNotTheImage) {
+  for (Pass pass : all_passes()) {
+    TiledFftOptions o;
+    o.tile = 16;
+    o.batch = 8;
+    const TiledFftGeometry small = tiled_fft_geometry(problem("mb8ic8ih64oc8kh5ph2"), pass, o);
+    const TiledFftGeometry large = tiled_fft_geometry(problem("mb8ic8ih512oc8kh5ph2"), pass, o);
+    EXPECT_EQ(small.patches.bytes, large.patches.bytes) << to_string(pass);
+    EXPECT_EQ(small.tiles_buffer.bytes, large.tiles_buffer.bytes) << to_string(pass);
+    EXPECT_EQ(small.transform_h, large.transform_h) << to_string(pass);
+    EXPECT_GT(large.tiles, small.tiles);
+    // patches: batch * C * 20 * 20 floats; tiles: batch * K * 16 * 16 floats.
+    EXPECT_EQ(large.patches.bytes, 4 * 8 * 8 * 20 * 20);
+    EXPECT_EQ(large.tiles_buffer.bytes, 4 * 8 * 8 * 16 * 16);
+    EXPECT_EQ(large.partial.bytes, pass == Pass::backward_filter ? 4 * 8 * 8 * 25 : 0);
+  }
+}
+
+TEST(TiledFftGeometry, DefaultTileFollowsTheKernel) {
+  // patch = smallest even smooth size >= 4 Rd (at least 8), tile = patch - Rd + 1 at stride 1.
+  EXPECT_EQ(tiled_fft_default_tile(3, 1), 12 - 3 + 1);
+  EXPECT_EQ(tiled_fft_default_tile(9, 1), 36 - 9 + 1);
+  EXPECT_EQ(tiled_fft_default_tile(11, 1), 48 - 11 + 1);
+  EXPECT_EQ(tiled_fft_default_tile(1, 1), 8);
+  EXPECT_EQ(tiled_fft_default_tile(7, 2), (28 - 7) / 2 + 1);
+  const TiledFftGeometry g = tiled_fft_geometry(problem("mb2ic3ih100oc4kh9"), Pass::forward);
+  EXPECT_EQ(g.h.tile, 28);
+  EXPECT_EQ(g.h.patch, 36);
+  EXPECT_EQ(g.transform_h, 36);
+}
+
+TEST(TiledFftGeometry, DefaultBatchFollowsTheChannels) {
+  // 2 K C / (C + K) pairs: 2 * 64 * 32 / 96 = 42.7 -> 43.
+  const TiledFftGeometry g = tiled_fft_geometry(problem("mb64ic32ih64oc64kh3"), Pass::forward);
+  EXPECT_EQ(g.batch, 43);
+  // Depthwise: the floor.
+  const TiledFftGeometry d = tiled_fft_geometry(problem("g16mb64ic16ih64oc16kh3"), Pass::forward);
+  EXPECT_EQ(d.batch, kTiledFftMinBatch);
+}
+
+TEST(TiledFftGeometry, BadOptionsAndInvalidProblemsAreNamedErrors) {
+  const ConvProblem p = problem("mb2ic3ih9oc4kh3");
+  TiledFftOptions o;
+  o.tile = -1;
+  try {
+    tiled_fft_geometry(p, Pass::forward, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("tile -1"), std::string::npos) << e.what();
+  }
+  TiledFftGeometry g = tiled_fft_geometry(p, Pass::forward);
+  EXPECT_THROW(tiled_fft_set_fft_bytes(g, -5), Error);
+  ConvProblem invalid = p;
+  invalid.r = 20;  // larger than the padded input
+  try {
+    tiled_fft_geometry(invalid, Pass::forward);
+    FAIL() << "invalid problem accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_problem) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace convlab
