@@ -32,8 +32,9 @@
 /// pads every filter to the whole image). The default tile makes the patch about four dilated
 /// kernels wide (transform edge ~4 Rd, so the recomputed overlap costs at most ~(4/3)^2 in
 /// transform work and products), and the default batch makes the per-batch input and output
-/// spectra about twice the filter spectra (at least kTiledFftMinBatch pairs), so the filter
-/// transform, redone per batch, stays a minor part of the work. Both are knobs.
+/// spectra about as large as the filter spectra (at least kTiledFftMinBatch pairs): the
+/// workspace stays about twice the filter spectra, and the filter transform, redone per batch,
+/// costs less than the batch's own (only its R rows go through the row pass). Both are knobs.
 ///
 /// Workspace (bytes, each buffer at an `alignment` boundary, in this order):
 ///   patches   4 * batch * C  * patch_h * patch_w      x patches (fwd, bwd_filter) or dx
@@ -121,6 +122,7 @@ CONVLAB_HD TiledFftPair tiled_fft_pair(const TiledFftGeometry& g, int64_t q) {
 
 /// The default output tile edge for a dilated kernel extent `rd` and stride `s`: the patch
 /// is the smallest even smooth transform edge >= 4 * rd (at least 8), minus the kernel.
+/// tiled_fft_geometry() then balances it: ceil(outputs / tiles) for the tiles it needs.
 inline int64_t tiled_fft_default_tile(int64_t rd, int64_t s) {
   const int64_t target = fft_next_smooth(4 * rd < 8 ? 8 : 4 * rd, /*even=*/true);
   return (target - rd) / s + 1;
@@ -140,10 +142,15 @@ inline ConvProblem tiled_fft_subproblem(const ConvProblem& p, const TiledFftGeom
 
 namespace tiled_fft_detail {
 inline TiledFftAxis axis(int64_t size, int64_t pad, int64_t stride, int64_t rd, int64_t outputs,
-                         int64_t tile) {
+                         int64_t tile, bool balance) {
   TiledFftAxis a;
   a.tile = tile < outputs ? tile : outputs;
   a.tiles = (outputs + a.tile - 1) / a.tile;
+  // The default tile is shrunk to share the outputs evenly among as many tiles: the last tile
+  // then hangs over the edge by less than one output per tile instead of computing up to a
+  // whole tile of dropped outputs (11 outputs in tiles of 10 would cost 2 full tiles; in tiles
+  // of 6, 2 smaller ones).
+  if (balance) a.tile = (outputs + a.tiles - 1) / a.tiles;
   a.patch = checked_add(checked_mul(a.tile - 1, stride, "tile patch"), rd, "tile patch");
   a.stride = stride;
   a.pad = pad;
@@ -172,8 +179,9 @@ inline TiledFftGeometry tiled_fft_geometry(const ConvProblem& p, Pass pass,
       options.tile > 0 ? options.tile : tiled_fft_default_tile(p.dilated_r(), p.stride_h);
   const int64_t tw =
       options.tile > 0 ? options.tile : tiled_fft_default_tile(p.dilated_s(), p.stride_w);
-  g.h = tiled_fft_detail::axis(p.h, p.pad_h, p.stride_h, p.dilated_r(), p.out_h(), th);
-  g.w = tiled_fft_detail::axis(p.w, p.pad_w, p.stride_w, p.dilated_s(), p.out_w(), tw);
+  const bool balance = options.tile == 0;
+  g.h = tiled_fft_detail::axis(p.h, p.pad_h, p.stride_h, p.dilated_r(), p.out_h(), th, balance);
+  g.w = tiled_fft_detail::axis(p.w, p.pad_w, p.stride_w, p.dilated_s(), p.out_w(), tw, balance);
   g.tiles = checked_mul(g.h.tiles, g.w.tiles, "tiles");
   g.pairs = checked_mul(p.n, g.tiles, "(image, tile) pairs");
 
@@ -183,10 +191,10 @@ inline TiledFftGeometry tiled_fft_geometry(const ConvProblem& p, Pass pass,
   g.transform_w = one.w.size;
   int64_t batch = options.batch;
   if (batch == 0) {
-    // x and y spectra of a batch ~ twice the filter spectra: batch * (C + K) ~ 2 K C/g.
+    // x and y spectra of a batch ~ the filter spectra: batch * (C + K) ~ K C/g.
     const int64_t filter_planes = checked_mul(p.k, p.c_per_group(), "filter planes");
     const int64_t per_pair = checked_add(p.c, p.k, "planes per pair");
-    batch = (checked_mul(2, filter_planes, "filter planes") + per_pair - 1) / per_pair;
+    batch = (filter_planes + per_pair - 1) / per_pair;
     if (batch < kTiledFftMinBatch) batch = kTiledFftMinBatch;
   }
   g.batch = batch < g.pairs ? batch : g.pairs;

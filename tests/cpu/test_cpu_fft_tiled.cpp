@@ -120,9 +120,10 @@ TEST_F(CpuFftTiled, PlanInfoRecordsTheTiling) {
   run_with_knobs(p, Pass::forward, {{"tile", "7"}}, run_seed(), &tile);
   EXPECT_EQ(tile, "7x7");
   auto plan = tiled().plan(p, Pass::forward);
-  // Default: patch 20 (even smooth >= 4 * 5), tile 16; 40 outputs -> 3 x 3 tiles.
-  EXPECT_EQ(plan->info().tile, "16x16");
-  EXPECT_EQ(plan->info().transform, "fft 20x20");
+  // Default: patch 20 (even smooth >= 4 * 5), tile <= 16; 40 outputs -> 3 x 3 tiles of 14,
+  // patch 18.
+  EXPECT_EQ(plan->info().tile, "14x14");
+  EXPECT_EQ(plan->info().transform, "fft 18x18");
   EXPECT_EQ(plan->info().knobs.at("tile"), "auto");
   bool tiles = false;
   for (const auto& d : plan->info().details) tiles |= d.first == "tiles" && d.second == "3x3";

@@ -116,16 +116,22 @@ TEST(TiledFftGeometry, DefaultTileFollowsTheKernel) {
   EXPECT_EQ(tiled_fft_default_tile(11, 1), 48 - 11 + 1);
   EXPECT_EQ(tiled_fft_default_tile(1, 1), 8);
   EXPECT_EQ(tiled_fft_default_tile(7, 2), (28 - 7) / 2 + 1);
+  // 92 outputs in tiles of at most 28: 4 tiles, balanced to 23 outputs, patch 31, FFT 32.
   const TiledFftGeometry g = tiled_fft_geometry(problem("mb2ic3ih100oc4kh9"), Pass::forward);
-  EXPECT_EQ(g.h.tile, 28);
-  EXPECT_EQ(g.h.patch, 36);
-  EXPECT_EQ(g.transform_h, 36);
+  EXPECT_EQ(g.h.tiles, 4);
+  EXPECT_EQ(g.h.tile, 23);
+  EXPECT_EQ(g.h.patch, 31);
+  EXPECT_EQ(g.transform_h, 32);
+  // A tile given as a knob is kept (capped by the output), overhang and all.
+  TiledFftOptions o;
+  o.tile = 28;
+  EXPECT_EQ(tiled_fft_geometry(problem("mb2ic3ih100oc4kh9"), Pass::forward, o).h.tile, 28);
 }
 
 TEST(TiledFftGeometry, DefaultBatchFollowsTheChannels) {
-  // 2 K C / (C + K) pairs: 2 * 64 * 32 / 96 = 42.7 -> 43.
+  // K C / (C + K) pairs: 64 * 32 / 96 = 21.3 -> 22.
   const TiledFftGeometry g = tiled_fft_geometry(problem("mb64ic32ih64oc64kh3"), Pass::forward);
-  EXPECT_EQ(g.batch, 43);
+  EXPECT_EQ(g.batch, 22);
   // Depthwise: the floor.
   const TiledFftGeometry d = tiled_fft_geometry(problem("g16mb64ic16ih64oc16kh3"), Pass::forward);
   EXPECT_EQ(d.batch, kTiledFftMinBatch);
