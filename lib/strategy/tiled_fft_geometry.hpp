@@ -20,6 +20,11 @@
 ///   backward-filter  dw       = sum over pairs bwd_filter(x patch, dy tile)
 ///                              (the sub-problem already sums over its n' pairs; batches add)
 ///
+/// An axis that needs a single tile (T >= its outputs) is not cut at all ("whole"): the
+/// sub-problem keeps that axis's input size and its start and end padding, and its patch is
+/// the input itself, so along it the transform is exactly cpu.fft's (which may let the two
+/// paddings share wrapped slots) instead of the explicitly padded (O-1)*S + Rd.
+///
 /// Gathering a patch reads x (or dy) with zeros outside the tensor: input rows < 0 are the
 /// top padding, rows >= used (fft_used_inputs: E = (OH-1)S + Rd - P, clamped to H) meet no
 /// tap of a kept output, so they are read as zeros too and dx rows there stay exact zeros, as
@@ -59,9 +64,10 @@ namespace convlab {
 struct TiledFftAxis {
   int64_t tile = 1;     ///< T: outputs per tile
   int64_t tiles = 1;    ///< ceil(outputs / T)
-  int64_t patch = 1;    ///< (T-1)*S + Rd: input rows of one tile
+  int64_t patch = 1;    ///< (T-1)*S + Rd: input rows of one tile (whole: the input size)
   int64_t stride = 1;   ///< S
   int64_t pad = 0;      ///< P (start side)
+  bool whole = false;   ///< one tile, not cut: the sub-problem keeps the size and padding
   int64_t used = 0;     ///< input rows that meet a kept output (fft_used_inputs)
   int64_t outputs = 1;  ///< OH (or OW)
 };
@@ -69,7 +75,7 @@ struct TiledFftAxis {
 /// Input row of patch row `j` of tile `t`, or -1 where the gather reads a zero (padding, or
 /// a row that meets no kept output).
 CONVLAB_HD int64_t tiled_fft_input_index(const TiledFftAxis& a, int64_t t, int64_t j) {
-  const int64_t i = t * a.tile * a.stride - a.pad + j;
+  const int64_t i = a.whole ? j : t * a.tile * a.stride - a.pad + j;
   return i >= 0 && i < a.used ? i : -1;
 }
 
@@ -128,15 +134,22 @@ inline int64_t tiled_fft_default_tile(int64_t rd, int64_t s) {
   return (target - rd) / s + 1;
 }
 
-/// The unpadded sub-problem the FFT runs per batch of `pairs` (image, tile) pairs.
+/// The sub-problem the FFT runs per batch of `pairs` (image, tile) pairs: unpadded along cut
+/// axes, the problem's own size and padding along whole ones.
 inline ConvProblem tiled_fft_subproblem(const ConvProblem& p, const TiledFftGeometry& g,
                                         int64_t pairs) {
   ConvProblem sub = p;
   sub.n = pairs;
-  sub.h = g.h.patch;
-  sub.w = g.w.patch;
-  sub.pad_h = sub.pad_w = 0;
-  sub.pad_h_end = sub.pad_w_end = std::nullopt;
+  if (!g.h.whole) {
+    sub.h = g.h.patch;
+    sub.pad_h = 0;
+    sub.pad_h_end = std::nullopt;
+  }
+  if (!g.w.whole) {
+    sub.w = g.w.patch;
+    sub.pad_w = 0;
+    sub.pad_w_end = std::nullopt;
+  }
   return sub;
 }
 
@@ -151,7 +164,9 @@ inline TiledFftAxis axis(int64_t size, int64_t pad, int64_t stride, int64_t rd, 
   // whole tile of dropped outputs (11 outputs in tiles of 10 would cost 2 full tiles; in tiles
   // of 6, 2 smaller ones).
   if (balance) a.tile = (outputs + a.tiles - 1) / a.tiles;
-  a.patch = checked_add(checked_mul(a.tile - 1, stride, "tile patch"), rd, "tile patch");
+  a.whole = a.tiles == 1;
+  a.patch =
+      a.whole ? size : checked_add(checked_mul(a.tile - 1, stride, "tile patch"), rd, "tile patch");
   a.stride = stride;
   a.pad = pad;
   a.used = fft_used_inputs(size, pad, stride, rd, outputs);
@@ -234,6 +249,7 @@ inline void tiled_fft_set_fft_bytes(TiledFftGeometry& g, int64_t fft_bytes) {
 /// How many patches cover one input row at most, along one axis: the overlap that the error
 /// bound of the tiled FFT carries (tiles start T*S rows apart and span `patch` rows).
 CONVLAB_HD int64_t tiled_fft_overlap(const TiledFftAxis& a) {
+  if (a.whole) return 1;
   const int64_t step = a.tile * a.stride;
   return (a.patch + step - 1) / step;
 }
