@@ -37,7 +37,8 @@
 /// pads every filter to the whole image). The default tile makes the patch about four dilated
 /// kernels wide (transform edge ~4 Rd, so the recomputed overlap costs at most ~(4/3)^2 in
 /// transform work and products), and the default batch makes the per-batch input and output
-/// spectra about as large as the filter spectra (at least kTiledFftMinBatch pairs): the
+/// spectra about as large as the filter spectra (up to 4x while that stays cheap, at least
+/// kTiledFftMinBatch pairs): the
 /// workspace stays about twice the filter spectra, and the filter transform, redone per batch,
 /// costs less than the batch's own (only its R rows go through the row pass). Both are knobs.
 ///
@@ -88,6 +89,9 @@ CONVLAB_HD int64_t tiled_fft_output_index(const TiledFftAxis& a, int64_t t, int6
 /// The fewest pairs the default batch holds: with few channels (depthwise) the filter rule
 /// alone would run one small transform at a time.
 constexpr int64_t kTiledFftMinBatch = 8;
+
+/// The x and y spectra a default batch may hold for the filter transform's sake alone.
+constexpr int64_t kTiledFftCheapBatchBytes = int64_t{8} << 20;
 
 /// The tile of pair q (pairs are image-major: q = n * tiles + tile, tile = th * tiles_w + tw).
 struct TiledFftPair {
@@ -206,10 +210,19 @@ inline TiledFftGeometry tiled_fft_geometry(const ConvProblem& p, Pass pass,
   g.transform_w = one.w.size;
   int64_t batch = options.batch;
   if (batch == 0) {
-    // x and y spectra of a batch ~ the filter spectra: batch * (C + K) ~ K C/g.
+    // x and y spectra of a batch ~ the filter spectra: batch * (C + K) ~ K C/g. Where that
+    // is small in bytes (few channels, small tiles) the filter transform, redone per batch,
+    // would cost as much as the batch's own: batches then grow towards 4x (the filter a fifth
+    // of the transforms) while their spectra stay within kTiledFftCheapBatchBytes.
     const int64_t filter_planes = checked_mul(p.k, p.c_per_group(), "filter planes");
     const int64_t per_pair = checked_add(p.c, p.k, "planes per pair");
     batch = (filter_planes + per_pair - 1) / per_pair;
+    const int64_t pair_bytes =
+        checked_mul(checked_mul(per_pair, one.bins, "pair spectra"), 8, "pair spectra");
+    int64_t amortised = checked_mul(4, batch, "batch");
+    const int64_t cheap = kTiledFftCheapBatchBytes / pair_bytes;
+    if (amortised > cheap) amortised = cheap;
+    if (batch < amortised) batch = amortised;
     if (batch < kTiledFftMinBatch) batch = kTiledFftMinBatch;
   }
   g.batch = batch < g.pairs ? batch : g.pairs;

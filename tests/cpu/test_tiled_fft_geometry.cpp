@@ -135,9 +135,15 @@ TEST(TiledFftGeometry, DefaultTileFollowsTheKernel) {
 }
 
 TEST(TiledFftGeometry, DefaultBatchFollowsTheChannels) {
-  // K C / (C + K) pairs: 64 * 32 / 96 = 21.3 -> 22.
+  // K C / (C + K) pairs: 64 * 32 / 96 = 21.3 -> 22, when their spectra are large.
+  const TiledFftGeometry big = tiled_fft_geometry(problem("mb64ic256ih64oc256kh9"), Pass::forward);
+  // 256 * 256 / 512 = 128; 4x (512 pairs of 512 planes of 684 bins) would be far over 8 MiB.
+  EXPECT_EQ(big.batch, 128);
+  // Small spectra (62 outputs in 7 tiles of 9, patch 11, FFT 12x12: 84 bins, 96 planes per
+  // pair, 64512 bytes): 4 x 22 = 88 pairs fit in the 8 MiB (130 pairs) allowed for that.
   const TiledFftGeometry g = tiled_fft_geometry(problem("mb64ic32ih64oc64kh3"), Pass::forward);
-  EXPECT_EQ(g.batch, 22);
+  EXPECT_EQ(g.transform_h, 12);
+  EXPECT_EQ(g.batch, 88);
   // Depthwise: the floor.
   const TiledFftGeometry d = tiled_fft_geometry(problem("g16mb64ic16ih64oc16kh3"), Pass::forward);
   EXPECT_EQ(d.batch, kTiledFftMinBatch);

@@ -32,8 +32,10 @@
 //    grow by about (patch / (T*S))^2 against one big transform of the image, while each
 //    transform gets cheaper per point (log of a smaller size) and fits the cache. The filter
 //    is transformed once per batch. Defaults (strategy header): patch ~ 4 dilated kernels,
-//    batch ~ K C/g / (C + K) pairs (at least 8), so a batch's spectra are about the
-//    filter's and the workspace about twice the filter spectra plus the gathered copies.
+//    batch ~ K C/g / (C + K) pairs, so a batch's spectra are about the filter's and
+//    the workspace about twice the filter spectra plus the gathered copies; up to 4x that
+//    where the batch's spectra stay within 8 MiB (few channels: the filter transform would
+//    otherwise cost as much as the batch's); at least 8 pairs.
 //
 // 5. Error bound (normwise per output plane, accuracy.hpp). Each pair obeys cpu.fft's bound,
 //    ||e_pair|| <= 4 eps log2(Hf' Wf') sum_reduced ||a_pair|| ||b||. An input element lies in
@@ -103,7 +105,7 @@ class CpuFftTiledAlgorithm final : public Algorithm {
                   true,
                   "",
                   "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
-                  "about the filter's, at least 8"}}};
+                  "about the filter's (up to 4x within 8 MiB), at least 8"}}};
     return kInfo;
   }
 
