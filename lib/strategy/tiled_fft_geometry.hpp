@@ -51,9 +51,11 @@
 ///
 /// The CONVLAB_HD helpers are pure int64_t math, so CUDA kernels take the axes by value.
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "convlab/accuracy.hpp"
 #include "convlab/error.hpp"
 #include "convlab/problem.hpp"
 #include "strategy/fft_geometry.hpp"
@@ -78,6 +80,36 @@ struct TiledFftAxis {
 CONVLAB_HD int64_t tiled_fft_input_index(const TiledFftAxis& a, int64_t t, int64_t j) {
   const int64_t i = a.whole ? j : t * a.tile * a.stride - a.pad + j;
   return i >= 0 && i < a.used ? i : -1;
+}
+
+/// The tiles whose patch holds input row `i` (0 <= i < the input size): [*first, *last],
+/// empty (first > last) when none does. The gather form of overlap-add: a dx element sums
+/// the patch rows i - origin(t) of these tiles, with no atomics and in tile order.
+CONVLAB_HD void tiled_fft_tiles_covering(const TiledFftAxis& a, int64_t i, int64_t* first,
+                                         int64_t* last) {
+  if (a.whole) {
+    *first = 0;
+    *last = i < a.used ? 0 : -1;
+    return;
+  }
+  if (i >= a.used) {
+    *first = 0;
+    *last = -1;
+    return;
+  }
+  // origin(t) = t*step - pad <= i < origin(t) + patch
+  const int64_t step = a.tile * a.stride, shifted = i + a.pad;
+  const int64_t below = shifted - a.patch + 1;  // t*step >= below
+  int64_t f = below <= 0 ? 0 : (below + step - 1) / step;
+  int64_t l = shifted / step;
+  if (l > a.tiles - 1) l = a.tiles - 1;
+  *first = f;
+  *last = l;
+}
+
+/// Row of tile `t`'s patch that holds input row `i` (when t covers it).
+CONVLAB_HD int64_t tiled_fft_patch_row(const TiledFftAxis& a, int64_t t, int64_t i) {
+  return a.whole ? i : i - (t * a.tile * a.stride - a.pad);
 }
 
 /// Output row of tile row `j` of tile `t`, or -1 where it is the overhang of the last tile.
@@ -265,6 +297,22 @@ CONVLAB_HD int64_t tiled_fft_overlap(const TiledFftAxis& a) {
   if (a.whole) return 1;
   const int64_t step = a.tile * a.stride;
   return (a.patch + step - 1) / step;
+}
+
+/// The normwise bound of a tiling, given the untiled FFT's factor per pair (derivation in
+/// lib/cpu/fft_tiled/cpu_fft_tiled.cpp, step 5): pair_factor * sqrt(overlap), plus the
+/// batches' partial sums in backward-filter, at the tile transform's size.
+inline ErrorBound tiled_fft_error_bound(const TiledFftGeometry& g, double pair_factor) {
+  ErrorBound bound;
+  bound.kind = ErrorBound::Kind::normwise;
+  bound.log2_size = std::log2(static_cast<double>(g.transform_h) * g.transform_w);
+  const double overlap =
+      static_cast<double>(tiled_fft_overlap(g.h)) * static_cast<double>(tiled_fft_overlap(g.w));
+  bound.factor = pair_factor * std::sqrt(overlap);
+  if (g.pass == Pass::backward_filter && bound.log2_size > 0) {
+    bound.factor += static_cast<double>(g.batches - 1) / bound.log2_size;
+  }
+  return bound;
 }
 
 }  // namespace convlab

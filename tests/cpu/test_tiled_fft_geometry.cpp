@@ -53,6 +53,23 @@ void check_axis(const ConvProblem& p, const TiledFftAxis& a, int64_t size, int64
     }
   }
   for (int64_t o = 0; o < outputs; ++o) EXPECT_EQ(covered[static_cast<size_t>(o)], 1) << o;
+  // The gather form of overlap-add: the tiles covering input row i are exactly those whose
+  // patch gathers it, at the row tiled_fft_patch_row names.
+  for (int64_t i = 0; i < size; ++i) {
+    int64_t first = 0, last = -1;
+    tiled_fft_tiles_covering(a, i, &first, &last);
+    for (int64_t t = 0; t < a.tiles; ++t) {
+      bool gathers = false;
+      for (int64_t j = 0; j < a.patch; ++j) {
+        if (tiled_fft_input_index(a, t, j) == i) {
+          gathers = true;
+          EXPECT_EQ(tiled_fft_patch_row(a, t, i), j) << p.descriptor() << " row " << i;
+        }
+      }
+      EXPECT_EQ(gathers, t >= first && t <= last)
+          << p.descriptor() << " row " << i << " tile " << t;
+    }
+  }
   EXPECT_EQ(a.whole, a.tiles == 1);
   EXPECT_EQ(a.patch, a.whole ? size : (a.tile - 1) * stride + (taps - 1) * dilation + 1);
   EXPECT_LE(a.tile, outputs);

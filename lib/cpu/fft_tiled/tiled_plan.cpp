@@ -1,6 +1,5 @@
 #include "tiled_plan.hpp"
 
-#include <cmath>
 #include <cstring>
 
 #include "convlab/error.hpp"
@@ -27,17 +26,7 @@ TiledFftGeometry cpu_tiled_geometry(const ConvProblem& problem, Pass pass,
 }
 
 ErrorBound tiled_error_bound(const TiledFftGeometry& g) {
-  constexpr double kPairFactor = 4.0;  // cpu.fft's factor (cpu_fft.cpp), per pair
-  ErrorBound bound;
-  bound.kind = ErrorBound::Kind::normwise;
-  bound.log2_size = std::log2(static_cast<double>(g.transform_h) * g.transform_w);
-  const double overlap =
-      static_cast<double>(tiled_fft_overlap(g.h)) * static_cast<double>(tiled_fft_overlap(g.w));
-  bound.factor = kPairFactor * std::sqrt(overlap);
-  if (g.pass == Pass::backward_filter && bound.log2_size > 0) {
-    bound.factor += static_cast<double>(g.batches - 1) / bound.log2_size;
-  }
-  return bound;
+  return tiled_fft_error_bound(g, 4.0);  // cpu.fft's factor (cpu_fft.cpp), per pair
 }
 
 // The pairs [first, first + count) of one FFT batch.
