@@ -60,6 +60,7 @@
 #include "cuda/common/run_stream.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/common/workspace_layout.hpp"
+#include "cuda_fft_plan.hpp"
 #include "fft_cgemm.hpp"
 #include "fft_kernels.hpp"
 #include "fft_passes.hpp"
@@ -277,6 +278,11 @@ class CudaFft final : public CudaStrategy {
 };
 
 }  // namespace
+
+std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
+                                         CudaContext& context) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context);
+}
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }
 

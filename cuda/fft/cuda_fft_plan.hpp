@@ -1,0 +1,16 @@
+#pragma once
+// cuda.fft's plan for other strategies that run it on sub-problems (cuda.fft_tiled).
+
+#include <memory>
+
+#include "convlab/algorithm.hpp"
+
+namespace convlab::cuda {
+
+class CudaContext;
+
+/// cuda.fft's plan of `problem` on `context`'s device and stream (the device must be usable).
+std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
+                                         CudaContext& context);
+
+}  // namespace convlab::cuda

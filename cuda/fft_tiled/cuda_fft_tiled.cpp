@@ -1,0 +1,208 @@
+// cuda.fft_tiled: the GPU twin of cpu.fft_tiled. The tiling (tiles, patches, the sub-problem,
+// the workspace, the default tile and batch, the error bound) is strategy/
+// tiled_fft_geometry.hpp's, shared with the CPU, where it is tested; the derivation is in
+// lib/cpu/fft_tiled/cpu_fft_tiled.cpp. Per batch of (image, tile) pairs the kernels of
+// tiled_kernels.cu gather the patches and tiles, cuda.fft's own plan (cuFFT + batched CGEMM)
+// runs the unpadded sub-problem, and the kernels copy the tiles out (forward), add the
+// patches into dx as a gather (backward-data: no atomics, deterministic) or add the batch's
+// dw (backward-filter), all on the context's one stream (tiled_passes.hpp has the order).
+//
+// Workspace: the tiling's buffers, then cuda.fft's workspace for the full batch's sub-problem
+// (the shorter last batch, when there is one, has its own plan, which needs no more).
+//
+// Not run on a GPU in the session that wrote it (none was lent): compiled everywhere nvcc is,
+// its sequence and per-element math run on the host in test_cuda_fft_tiled_host, and the GPU
+// corpus (test_gpu_algorithms) covers it where a device is present.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "convlab/error.hpp"
+#include "convlab/registry.hpp"
+#include "cuda/common/check.hpp"
+#include "cuda/common/device.hpp"
+#include "cuda/common/math_mode.hpp"
+#include "cuda/fft/cuda_fft_plan.hpp"
+#include "tiled_kernels.hpp"
+#include "tiled_passes.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+constexpr const char* kName = "cuda.fft_tiled";
+
+TiledFftOptions options_from(const KnobValues& knobs) {
+  TiledFftOptions o;
+  o.tile = knob_integer(knobs, "tile").value_or(0);
+  o.batch = knob_integer(knobs, "batch").value_or(0);
+  return o;
+}
+
+class CudaFftTiledPlan final : public Plan {
+ public:
+  CudaFftTiledPlan(const ConvProblem& p, Pass pass, const TiledFftOptions& options,
+                   CudaContext& context)
+      : p_(p), pass_(pass), context_(context), g_(tiled_fft_geometry(p, pass, options)) {
+    context_.activate();
+    full_ = make_cuda_fft_plan(tiled_fft_subproblem(p, g_, g_.batch), pass, context);
+    std::size_t fft = full_->workspace_bytes();
+    if (g_.last_batch != g_.batch) {
+      last_ = make_cuda_fft_plan(tiled_fft_subproblem(p, g_, g_.last_batch), pass, context);
+      fft = std::max(fft, last_->workspace_bytes());
+    }
+    tiled_fft_set_fft_bytes(g_, static_cast<int64_t>(fft));
+    const PlanInfo& sub = full_->info();
+    info_.kernel = "tiled gathers + " + sub.kernel;
+    info_.transform = sub.transform;
+    info_.math_mode = sub.math_mode;
+    info_.tile = std::to_string(g_.h.tile) + "x" + std::to_string(g_.w.tile);
+    info_.workspace_split = {{"patches", static_cast<std::size_t>(g_.patches.bytes)},
+                             {"tiles", static_cast<std::size_t>(g_.tiles_buffer.bytes)},
+                             {"partial", static_cast<std::size_t>(g_.partial.bytes)},
+                             {"fft", static_cast<std::size_t>(g_.fft.bytes)}};
+    std::size_t placed = 0;
+    for (const auto& part : info_.workspace_split) placed += part.second;
+    info_.workspace_split.back().second += workspace_bytes() - placed;  // alignment gaps
+    info_.details = {{"tiles", std::to_string(g_.h.tiles) + "x" + std::to_string(g_.w.tiles)},
+                     {"patch", std::to_string(g_.h.patch) + "x" + std::to_string(g_.w.patch)},
+                     {"batch_pairs", std::to_string(g_.batch)},
+                     {"batches", std::to_string(g_.batches)}};
+  }
+
+  std::size_t workspace_bytes() const override { return static_cast<std::size_t>(g_.total_bytes); }
+
+ protected:
+  void execute(const Tensors& t, const Workspace& ws, Stream) override {
+    check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
+    context_.activate();
+    DeviceOps ops{*this, static_cast<char*>(ws.data)};
+    run_tiled_fft_pass(g_, pass_, t, ops);
+  }
+
+ private:
+  // The steps of tiled_passes.hpp on the device.
+  struct DeviceOps {
+    CudaFftTiledPlan& plan;
+    char* base;
+    float* patches() const { return reinterpret_cast<float*>(base + plan.g_.patches.offset); }
+    float* tiles() const { return reinterpret_cast<float*>(base + plan.g_.tiles_buffer.offset); }
+    float* partial() const { return reinterpret_cast<float*>(base + plan.g_.partial.offset); }
+    CUstream_st* stream() const { return plan.context_.stream(); }
+    void gather_patches(TiledBatch b, const float* x) {
+      launch_tiled_gather_patches(plan.g_, b, plan.p_.c, plan.p_.h, plan.p_.w, x, patches(),
+                                  stream());
+    }
+    void gather_tiles(TiledBatch b, const float* dy) {
+      launch_tiled_gather_tiles(plan.g_, b, plan.p_.k, plan.p_.out_h(), plan.p_.out_w(), dy,
+                                tiles(), stream());
+    }
+    void scatter_tiles(TiledBatch b, float* y) {
+      launch_tiled_scatter_tiles(plan.g_, b, plan.p_.k, plan.p_.out_h(), plan.p_.out_w(), tiles(),
+                                 y, stream());
+    }
+    void add_patches(TiledBatch b, float* dx) {
+      launch_tiled_add_patches(plan.g_, b, plan.p_.c, plan.p_.h, plan.p_.w, patches(), dx,
+                               stream());
+    }
+    void zero(float* dx) {
+      CONVLAB_CUDA_CHECK(cudaMemsetAsync(dx, 0, plan.p_.x_bytes(), stream()));
+    }
+    void run_fft(TiledBatch b, float* w) {
+      Tensors sub;
+      sub.x = patches();
+      sub.y = tiles();
+      sub.w = w;
+      Plan& fft = b.count == plan.g_.batch ? *plan.full_ : *plan.last_;
+      fft.run(sub,
+              Workspace{base + plan.g_.fft.offset, static_cast<std::size_t>(plan.g_.fft.bytes)},
+              Stream{stream()});
+    }
+    void accumulate(float* dw) {
+      const ConvProblem& p = plan.p_;
+      launch_tiled_accumulate(partial(), p.k * p.c_per_group() * p.r * p.s, dw, stream());
+    }
+  };
+
+  ConvProblem p_;
+  Pass pass_;
+  CudaContext& context_;
+  TiledFftGeometry g_;
+  std::unique_ptr<Plan> full_, last_;
+};
+
+const Support& available_here() { return device_support(default_device_index()); }
+
+class CudaFftTiled final : public Algorithm {
+ public:
+  const AlgorithmInfo& info() const override {
+    static const AlgorithmInfo kInfo{
+        kName,
+        Device::gpu,
+        Family::fft_tiled,
+        "cufft+cublas",
+        "FFT over output tiles (overlap-save forward, overlap-add backward): cuda.fft on "
+        "tile-sized patches, memory bounded by the tile",
+        /*deterministic=*/true,
+        allow_tf32() ? MathMode::tf32 : MathMode::fp32,
+        {KnobSpec{"tile",
+                  KnobType::integer,
+                  "auto",
+                  {},
+                  1,
+                  int64_t{1} << 30,
+                  true,
+                  "",
+                  "outputs per tile edge (capped by the output size); auto: the patch is the "
+                  "even 2,3,5,7-smooth size >= 4 dilated kernels"},
+         KnobSpec{"batch",
+                  KnobType::integer,
+                  "auto",
+                  {},
+                  1,
+                  int64_t{1} << 40,
+                  true,
+                  "",
+                  "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
+                  "about the filter's (up to 4x within 8 MiB), at least 8"}}};
+    return kInfo;
+  }
+  Support available() const override { return available_here(); }
+  Support supports(const ConvProblem& problem, Pass pass) const override {
+    problem.validate();
+    const Support& ready = available_here();
+    if (!ready) return ready;
+    try {
+      tiled_fft_geometry(problem, pass);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::invalid_problem) throw;
+      return Support::no(std::string("tiled FFT workspace size overflows int64: ") + e.what());
+    }
+    return Support::yes();
+  }
+  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
+    // cuda.fft's per-pair factor (4, scaled by the math mode), over the default tiling: the
+    // knobs are not visible here.
+    return tiled_fft_error_bound(tiled_fft_geometry(problem, pass), math_mode_factor(4.0));
+  }
+  DeviceContext& context() const override { return device_context(default_device_index()); }
+
+ protected:
+  std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
+                                  const KnobValues& knobs) const override {
+    problem.validate();
+    const Support& ready = available_here();
+    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
+    const Support support = supports(problem, pass);
+    if (!support) throw Error(ErrorCode::unsupported, std::string(kName) + ": " + support.reason);
+    return std::make_unique<CudaFftTiledPlan>(problem, pass, options_from(knobs),
+                                              device_context(default_device_index()));
+  }
+};
+
+}  // namespace
+
+void register_cuda_fft_tiled(Registry& registry) { registry.add(std::make_unique<CudaFftTiled>()); }
+
+}  // namespace convlab::cuda
