@@ -5,7 +5,8 @@
 // tiled_kernels.cu gather the patches and tiles, cuda.fft's own plan (cuFFT + batched CGEMM)
 // runs the unpadded sub-problem, and the kernels copy the tiles out (forward), add the
 // patches into dx as a gather (backward-data: no atomics, deterministic) or add the batch's
-// dw (backward-filter), all on the context's one stream (tiled_passes.hpp has the order).
+// dw (backward-filter), all on the context's one stream (in the order of
+// strategy/tiled_fft_passes.hpp).
 //
 // Workspace: the tiling's buffers, then cuda.fft's workspace for the full batch's sub-problem
 // (the shorter last batch, when there is one, has its own plan, which needs no more).
@@ -25,8 +26,8 @@
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
 #include "cuda/fft/cuda_fft_plan.hpp"
+#include "strategy/tiled_fft_passes.hpp"
 #include "tiled_kernels.hpp"
-#include "tiled_passes.hpp"
 
 namespace convlab::cuda {
 namespace {
@@ -82,7 +83,7 @@ class CudaFftTiledPlan final : public Plan {
   }
 
  private:
-  // The steps of tiled_passes.hpp on the device.
+  // The steps of strategy/tiled_fft_passes.hpp on the device.
   struct DeviceOps {
     CudaFftTiledPlan& plan;
     char* base;

@@ -13,11 +13,6 @@ struct CUstream_st;
 
 namespace convlab::cuda {
 
-/// The pairs [first, first + count) of one FFT batch.
-struct TiledBatch {
-  int64_t first = 0, count = 0;
-};
-
 /// Element e of a batch's gathered patches (count * channels planes of patch_h x patch_w)
 /// from `src` (N x channels x h x w): x for forward/backward-filter.
 CONVLAB_HD float tiled_patch_value(const TiledFftGeometry& g, TiledBatch b, int64_t channels,

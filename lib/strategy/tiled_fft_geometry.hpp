@@ -125,6 +125,11 @@ constexpr int64_t kTiledFftMinBatch = 8;
 /// The x and y spectra a default batch may hold for the filter transform's sake alone.
 constexpr int64_t kTiledFftCheapBatchBytes = int64_t{8} << 20;
 
+/// The pairs [first, first + count) of one FFT batch.
+struct TiledBatch {
+  int64_t first = 0, count = 0;
+};
+
 /// The tile of pair q (pairs are image-major: q = n * tiles + tile, tile = th * tiles_w + tw).
 struct TiledFftPair {
   int64_t image = 0, th = 0, tw = 0;

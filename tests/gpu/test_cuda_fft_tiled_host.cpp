@@ -1,5 +1,5 @@
-// cuda.fft_tiled on the host: the sequence its GPU plan runs (tiled_passes.hpp) driven by
-// host implementations of its steps, each the kernels' own per-element function
+// cuda.fft_tiled on the host: the sequence its GPU plan runs (strategy/tiled_fft_passes.hpp)
+// driven by host implementations of its steps, each the kernels' own per-element function
 // (tiled_kernels.hpp: the gathers, the copy-out, overlap-add as a gather, the dw sum) around
 // cpu.fft's plan of the same sub-problem, compared with the reference under the tiling's
 // bound over the corpus with forced tiles and batches. What this cannot check: the launches,
@@ -15,13 +15,13 @@
 #include "convlab/accuracy.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
-#include "cuda/fft_tiled/tiled_passes.hpp"
+#include "cuda/fft_tiled/tiled_kernels.hpp"
+#include "strategy/tiled_fft_passes.hpp"
 #include "support/conv_tester.hpp"
 
 namespace convlab {
 namespace {
 
-using cuda::TiledBatch;
 using testing::all_passes;
 using testing::problem;
 using testing::run_seed;
@@ -36,7 +36,8 @@ struct AlignedBuffer {
   char* data;
 };
 
-// The steps of tiled_passes.hpp on the host, element by element as the kernels do them.
+// The steps of strategy/tiled_fft_passes.hpp on the host, element by element as the kernels
+// do them.
 struct HostOps {
   const ConvProblem& p;
   const TiledFftGeometry& g;
@@ -96,7 +97,7 @@ AccuracyReport emulate(const ConvProblem& p, Pass pass, const TiledFftOptions& o
   const HostTensors inputs = host;
   Tensors t{host.x.data(), host.w.data(), host.y.data()};
   HostOps ops{p, g, pass, workspace.data, full.get(), last ? last.get() : full.get()};
-  cuda::run_tiled_fft_pass(g, pass, t, ops);
+  run_tiled_fft_pass(g, pass, t, ops);
   return compare_with_reference(p, pass, inputs, host.output(pass), tiled_fft_error_bound(g, 4.0));
 }
 

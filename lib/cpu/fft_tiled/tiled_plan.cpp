@@ -5,6 +5,7 @@
 #include "convlab/error.hpp"
 #include "cpu/fft/fftw_plans.hpp"
 #include "cpu/fft/worker_pool.hpp"
+#include "strategy/tiled_fft_passes.hpp"
 
 namespace convlab::cpu_fft_tiled {
 namespace {
@@ -29,11 +30,6 @@ ErrorBound tiled_error_bound(const TiledFftGeometry& g) {
   return tiled_fft_error_bound(g, 4.0);  // cpu.fft's factor (cpu_fft.cpp), per pair
 }
 
-// The pairs [first, first + count) of one FFT batch.
-struct TiledPlan::Batch {
-  int64_t first = 0, count = 0;
-};
-
 TiledPlan::TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options,
                      int threads)
     : problem_(problem),
@@ -57,7 +53,7 @@ TiledPlan::TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOption
   describe_plan();
 }
 
-void TiledPlan::gather_patches(const Batch& b, const float* x, float* patches) const {
+void TiledPlan::gather_patches(TiledBatch b, const float* x, float* patches) const {
   const TiledFftGeometry& g = geometry_;
   const ConvProblem& p = problem_;
   const int64_t ph = g.h.patch, pw = g.w.patch, planes = b.count * p.c;
@@ -80,7 +76,7 @@ void TiledPlan::gather_patches(const Batch& b, const float* x, float* patches) c
   cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
 }
 
-void TiledPlan::gather_tiles(const Batch& b, const float* dy, float* tiles) const {
+void TiledPlan::gather_tiles(TiledBatch b, const float* dy, float* tiles) const {
   const TiledFftGeometry& g = geometry_;
   const ConvProblem& p = problem_;
   const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
@@ -103,7 +99,7 @@ void TiledPlan::gather_tiles(const Batch& b, const float* dy, float* tiles) cons
   cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
 }
 
-void TiledPlan::scatter_tiles(const Batch& b, const float* tiles, float* y) const {
+void TiledPlan::scatter_tiles(TiledBatch b, const float* tiles, float* y) const {
   const TiledFftGeometry& g = geometry_;
   const ConvProblem& p = problem_;
   const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
@@ -130,7 +126,7 @@ void TiledPlan::scatter_tiles(const Batch& b, const float* tiles, float* y) cons
 
 // Overlap-add: the patches of one image overlap, so a task owns one (image, channel) plane of
 // dx and adds the batch's patches of that image in pair order (deterministic, race-free).
-void TiledPlan::add_patches(const Batch& b, const float* patches, float* dx) const {
+void TiledPlan::add_patches(TiledBatch b, const float* patches, float* dx) const {
   const TiledFftGeometry& g = geometry_;
   const ConvProblem& p = problem_;
   const int64_t ph = g.h.patch, pw = g.w.patch;
@@ -158,63 +154,56 @@ void TiledPlan::add_patches(const Batch& b, const float* patches, float* dx) con
   cpu_fft::run_tasks(threads_, images * p.c, task);
 }
 
+// The steps of strategy/tiled_fft_passes.hpp on the CPU's worker pool.
+struct TiledPlan::Ops {
+  const TiledPlan& plan;
+  char* base;
+  Stream stream;
+  float* patches() const { return reinterpret_cast<float*>(base + plan.geometry_.patches.offset); }
+  float* tiles() const {
+    return reinterpret_cast<float*>(base + plan.geometry_.tiles_buffer.offset);
+  }
+  float* partial() const { return reinterpret_cast<float*>(base + plan.geometry_.partial.offset); }
+  void gather_patches(TiledBatch b, const float* x) { plan.gather_patches(b, x, patches()); }
+  void gather_tiles(TiledBatch b, const float* dy) { plan.gather_tiles(b, dy, tiles()); }
+  void scatter_tiles(TiledBatch b, float* y) { plan.scatter_tiles(b, tiles(), y); }
+  void add_patches(TiledBatch b, float* dx) { plan.add_patches(b, patches(), dx); }
+  void zero(float* dx) {
+    const ConvProblem& p = plan.problem_;
+    const int64_t planes = p.n * p.c, plane = p.h * p.w;
+    auto task = [&](int64_t i, int) {
+      const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
+      std::memset(dx + i * kPlanesPerTask * plane, 0,
+                  static_cast<std::size_t>((end - i * kPlanesPerTask) * plane) * sizeof(float));
+    };
+    cpu_fft::run_tasks(plan.threads_, ceil_div(planes, kPlanesPerTask), task);
+  }
+  void run_fft(TiledBatch b, float* w) {
+    Tensors sub;
+    sub.x = patches();
+    sub.y = tiles();
+    sub.w = w;
+    const TiledFftGeometry& g = plan.geometry_;
+    cpu_fft::FftPlan& fft = b.count == g.batch ? *plan.full_ : *plan.last_;
+    fft.run(sub, Workspace{base + g.fft.offset, static_cast<std::size_t>(g.fft.bytes)}, stream);
+  }
+  void accumulate(float* dw) {
+    const ConvProblem& p = plan.problem_;
+    const int64_t n = p.k * p.c_per_group() * p.r * p.s, chunk = 4096;
+    const float* src = partial();
+    auto task = [&](int64_t j, int) {
+      const int64_t end = (j + 1) * chunk < n ? (j + 1) * chunk : n;
+      for (int64_t e = j * chunk; e < end; ++e) dw[e] += src[e];
+    };
+    cpu_fft::run_tasks(plan.threads_, ceil_div(n, chunk), task);
+  }
+};
+
 void TiledPlan::execute(const Tensors& t, const Workspace& workspace, Stream stream) {
   check_run_arguments("cpu.fft_tiled", problem_, pass_, t, workspace, workspace_bytes());
   cpu_fft::check_fftw_alignment(workspace.data, where_);
-  const TiledFftGeometry& g = geometry_;
-  const ConvProblem& p = problem_;
-  auto* base = static_cast<char*>(workspace.data);
-  float* patches = reinterpret_cast<float*>(base + g.patches.offset);
-  float* tiles = reinterpret_cast<float*>(base + g.tiles_buffer.offset);
-  float* partial = reinterpret_cast<float*>(base + g.partial.offset);
-  const Workspace fft_work{base + g.fft.offset, static_cast<std::size_t>(g.fft.bytes)};
-
-  if (pass_ == Pass::backward_data) {  // overlap-add accumulates into dx
-    const int64_t planes = p.n * p.c, plane = p.h * p.w;
-    auto zero = [&](int64_t i, int) {
-      const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
-      std::memset(t.x + i * kPlanesPerTask * plane, 0,
-                  static_cast<std::size_t>((end - i * kPlanesPerTask) * plane) * sizeof(float));
-    };
-    cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), zero);
-  }
-  const int64_t dw_elems = p.k * p.c_per_group() * p.r * p.s;
-  for (int64_t i = 0; i < g.batches; ++i) {
-    const Batch b{i * g.batch, i + 1 == g.batches ? g.last_batch : g.batch};
-    cpu_fft::FftPlan& plan = b.count == g.batch ? *full_ : *last_;
-    Tensors sub;
-    sub.x = patches;
-    sub.y = tiles;
-    sub.w = t.w;
-    switch (pass_) {
-      case Pass::forward:
-        gather_patches(b, t.x, patches);
-        plan.run(sub, fft_work, stream);
-        scatter_tiles(b, tiles, t.y);
-        break;
-      case Pass::backward_data:
-        gather_tiles(b, t.y, tiles);
-        plan.run(sub, fft_work, stream);
-        add_patches(b, patches, t.x);
-        break;
-      case Pass::backward_filter: {
-        gather_patches(b, t.x, patches);
-        gather_tiles(b, t.y, tiles);
-        if (i == 0) {  // the first batch writes dw, the others add theirs
-          plan.run(sub, fft_work, stream);
-          break;
-        }
-        sub.w = partial;
-        plan.run(sub, fft_work, stream);
-        auto add = [&](int64_t j, int) {
-          const int64_t chunk = 4096, end = (j + 1) * chunk < dw_elems ? (j + 1) * chunk : dw_elems;
-          for (int64_t e = j * chunk; e < end; ++e) t.w[e] += partial[e];
-        };
-        cpu_fft::run_tasks(threads_, ceil_div(dw_elems, 4096), add);
-        break;
-      }
-    }
-  }
+  Ops ops{*this, static_cast<char*>(workspace.data), stream};
+  run_tiled_fft_pass(geometry_, pass_, t, ops);
 }
 
 void TiledPlan::describe_plan() {

@@ -32,11 +32,11 @@ class TiledPlan final : public Plan {
   void execute(const Tensors& tensors, const Workspace& workspace, Stream stream) override;
 
  private:
-  struct Batch;
-  void gather_patches(const Batch& b, const float* source, float* patches) const;
-  void gather_tiles(const Batch& b, const float* source, float* tiles) const;
-  void scatter_tiles(const Batch& b, const float* tiles, float* y) const;
-  void add_patches(const Batch& b, const float* patches, float* dx) const;
+  struct Ops;  // the steps of strategy/tiled_fft_passes.hpp
+  void gather_patches(TiledBatch b, const float* source, float* patches) const;
+  void gather_tiles(TiledBatch b, const float* source, float* tiles) const;
+  void scatter_tiles(TiledBatch b, const float* tiles, float* y) const;
+  void add_patches(TiledBatch b, const float* patches, float* dx) const;
   void describe_plan();
 
   ConvProblem problem_;

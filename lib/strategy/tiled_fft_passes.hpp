@@ -1,8 +1,9 @@
 #pragma once
-// The order of operations of cuda.fft_tiled's run, over any implementation of its steps: the
-// device one (cuda_fft_tiled.cpp: the kernels and cuda.fft's plan) and the host emulation of
-// the tests (the kernels' per-element functions and cpu.fft's plan), so the tests run the
-// sequence the GPU runs. See lib/cpu/fft_tiled/cpu_fft_tiled.cpp for the derivation.
+// The order of operations of a tiled FFT run, over any implementation of its steps:
+// cpu.fft_tiled's (tiled_plan.cpp), cuda.fft_tiled's (the kernels and cuda.fft's plan) and
+// the host emulation of cuda.fft_tiled in the tests (the kernels' per-element functions and
+// cpu.fft's plan), so the tests run the sequence the GPU runs. Host code (a template, no
+// CONVLAB_HD). See lib/cpu/fft_tiled/cpu_fft_tiled.cpp for the derivation.
 //
 // Ops provides, for a batch b:
 //   gather_patches(b, x)   x patches into the patch buffer (forward, backward-filter)
@@ -16,9 +17,9 @@
 //   partial()              the partial buffer
 
 #include "convlab/algorithm.hpp"
-#include "cuda/fft_tiled/tiled_kernels.hpp"
+#include "strategy/tiled_fft_geometry.hpp"
 
-namespace convlab::cuda {
+namespace convlab {
 
 template <class Ops>
 void run_tiled_fft_pass(const TiledFftGeometry& g, Pass pass, const Tensors& t, Ops& ops) {
@@ -50,4 +51,4 @@ void run_tiled_fft_pass(const TiledFftGeometry& g, Pass pass, const Tensors& t, 
   }
 }
 
-}  // namespace convlab::cuda
+}  // namespace convlab
