@@ -280,8 +280,8 @@ class CudaFft final : public CudaStrategy {
 }  // namespace
 
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
-                                         CudaContext& context) {
-  return std::make_unique<CudaFftPlan>(problem, pass, context);
+                                         CudaContext& context, bool cache_filters) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context, cache_filters);
 }
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }

@@ -9,8 +9,9 @@ namespace convlab::cuda {
 
 class CudaContext;
 
-/// cuda.fft's plan of `problem` on `context`'s device and stream (the device must be usable).
+/// cuda.fft's plan of `problem` on `context`'s device (the device must be usable), with its
+/// cache_filters knob.
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
-                                         CudaContext& context);
+                                         CudaContext& context, bool cache_filters = false);
 
 }  // namespace convlab::cuda

@@ -5,8 +5,8 @@
 // tiled_kernels.cu gather the patches and tiles, cuda.fft's own plan (cuFFT + batched CGEMM)
 // runs the unpadded sub-problem, and the kernels copy the tiles out (forward), add the
 // patches into dx as a gather (backward-data: no atomics, deterministic) or add the batch's
-// dw (backward-filter), all on the context's one stream (in the order of
-// strategy/tiled_fft_passes.hpp).
+// dw (backward-filter), all on the run's stream (the caller's, run_stream.hpp), in the order
+// of strategy/tiled_fft_passes.hpp; nothing allocates or synchronises in a run.
 //
 // Workspace: the tiling's buffers, then cuda.fft's workspace for the full batch's sub-problem
 // (the shorter last batch, when there is one, has its own plan, which needs no more).
@@ -23,8 +23,10 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "cuda/common/check.hpp"
+#include "cuda/common/cuda_strategy.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
+#include "cuda/common/run_stream.hpp"
 #include "cuda/fft/cuda_fft_plan.hpp"
 #include "strategy/tiled_fft_passes.hpp"
 #include "tiled_kernels.hpp"
@@ -75,10 +77,10 @@ class CudaFftTiledPlan final : public Plan {
   std::size_t workspace_bytes() const override { return static_cast<std::size_t>(g_.total_bytes); }
 
  protected:
-  void execute(const Tensors& t, const Workspace& ws, Stream) override {
+  void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
     context_.activate();
-    DeviceOps ops{*this, static_cast<char*>(ws.data)};
+    DeviceOps ops{*this, static_cast<char*>(ws.data), run_stream(context_, stream)};
     run_tiled_fft_pass(g_, pass_, t, ops);
   }
 
@@ -87,10 +89,11 @@ class CudaFftTiledPlan final : public Plan {
   struct DeviceOps {
     CudaFftTiledPlan& plan;
     char* base;
+    CUstream_st* run;
     float* patches() const { return reinterpret_cast<float*>(base + plan.g_.patches.offset); }
     float* tiles() const { return reinterpret_cast<float*>(base + plan.g_.tiles_buffer.offset); }
     float* partial() const { return reinterpret_cast<float*>(base + plan.g_.partial.offset); }
-    CUstream_st* stream() const { return plan.context_.stream(); }
+    CUstream_st* stream() const { return run; }
     void gather_patches(TiledBatch b, const float* x) {
       launch_tiled_gather_patches(plan.g_, b, plan.p_.c, plan.p_.h, plan.p_.w, x, patches(),
                                   stream());
@@ -133,9 +136,7 @@ class CudaFftTiledPlan final : public Plan {
   std::unique_ptr<Plan> full_, last_;
 };
 
-const Support& available_here() { return device_support(default_device_index()); }
-
-class CudaFftTiled final : public Algorithm {
+class CudaFftTiled final : public CudaStrategy {
  public:
   const AlgorithmInfo& info() const override {
     static const AlgorithmInfo kInfo{
@@ -169,10 +170,8 @@ class CudaFftTiled final : public Algorithm {
                   "about the filter's (up to 4x within 8 MiB), at least 8"}}};
     return kInfo;
   }
-  Support available() const override { return available_here(); }
   Support supports(const ConvProblem& problem, Pass pass) const override {
-    problem.validate();
-    const Support& ready = available_here();
+    const Support ready = CudaStrategy::supports(problem, pass);
     if (!ready) return ready;
     try {
       tiled_fft_geometry(problem, pass);
@@ -187,18 +186,14 @@ class CudaFftTiled final : public Algorithm {
     // knobs are not visible here.
     return tiled_fft_error_bound(tiled_fft_geometry(problem, pass), math_mode_factor(4.0));
   }
-  DeviceContext& context() const override { return device_context(default_device_index()); }
 
  protected:
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues& knobs) const override {
-    problem.validate();
-    const Support& ready = available_here();
-    if (!ready) throw Error(ErrorCode::unavailable, std::string(kName) + ": " + ready.reason);
+    CudaContext& context = ready_context(problem);
     const Support support = supports(problem, pass);
     if (!support) throw Error(ErrorCode::unsupported, std::string(kName) + ": " + support.reason);
-    return std::make_unique<CudaFftTiledPlan>(problem, pass, options_from(knobs),
-                                              device_context(default_device_index()));
+    return std::make_unique<CudaFftTiledPlan>(problem, pass, options_from(knobs), context);
   }
 };
 

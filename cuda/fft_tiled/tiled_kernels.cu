@@ -3,17 +3,11 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/grid.hpp"
 #include "tiled_kernels.hpp"
 
 namespace convlab::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t elements) {
-  const int64_t blocks = (elements + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
-}
 
 #define CONVLAB_GRID_STRIDE(e, total)                                           \
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < (total); \
