@@ -280,8 +280,9 @@ class CudaFft final : public CudaStrategy {
 }  // namespace
 
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
-                                         CudaContext& context, bool cache_filters) {
-  return std::make_unique<CudaFftPlan>(problem, pass, context, cache_filters);
+                                         CudaContext& context, const GpuSettings& settings,
+                                         bool cache_filters) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters);
 }
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }

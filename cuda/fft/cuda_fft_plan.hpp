@@ -4,14 +4,16 @@
 #include <memory>
 
 #include "convlab/algorithm.hpp"
+#include "cuda/common/settings.hpp"
 
 namespace convlab::cuda {
 
 class CudaContext;
 
-/// cuda.fft's plan of `problem` on `context`'s device (the device must be usable), with its
-/// cache_filters knob.
+/// cuda.fft's plan of `problem` on `context`'s device (the device must be usable), with the
+/// GPU settings and its cache_filters knob.
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
-                                         CudaContext& context, bool cache_filters = false);
+                                         CudaContext& context, const GpuSettings& settings,
+                                         bool cache_filters = false);
 
 }  // namespace convlab::cuda

@@ -27,6 +27,7 @@
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
 #include "cuda/common/run_stream.hpp"
+#include "cuda/common/settings.hpp"
 #include "cuda/fft/cuda_fft_plan.hpp"
 #include "strategy/tiled_fft_passes.hpp"
 #include "tiled_kernels.hpp"
@@ -46,13 +47,18 @@ TiledFftOptions options_from(const KnobValues& knobs) {
 class CudaFftTiledPlan final : public Plan {
  public:
   CudaFftTiledPlan(const ConvProblem& p, Pass pass, const TiledFftOptions& options,
-                   CudaContext& context)
-      : p_(p), pass_(pass), context_(context), g_(tiled_fft_geometry(p, pass, options)) {
+                   CudaContext& context, const GpuSettings& settings)
+      : p_(p),
+        pass_(pass),
+        context_(context),
+        settings_(settings),
+        g_(tiled_fft_geometry(p, pass, options)) {
     context_.activate();
-    full_ = make_cuda_fft_plan(tiled_fft_subproblem(p, g_, g_.batch), pass, context);
+    full_ = make_cuda_fft_plan(tiled_fft_subproblem(p, g_, g_.batch), pass, context, settings);
     std::size_t fft = full_->workspace_bytes();
     if (g_.last_batch != g_.batch) {
-      last_ = make_cuda_fft_plan(tiled_fft_subproblem(p, g_, g_.last_batch), pass, context);
+      last_ =
+          make_cuda_fft_plan(tiled_fft_subproblem(p, g_, g_.last_batch), pass, context, settings);
       fft = std::max(fft, last_->workspace_bytes());
     }
     tiled_fft_set_fft_bytes(g_, static_cast<int64_t>(fft));
@@ -75,6 +81,10 @@ class CudaFftTiledPlan final : public Plan {
   }
 
   std::size_t workspace_bytes() const override { return static_cast<std::size_t>(g_.total_bytes); }
+  // This plan's tiling and math mode (the knobs change both).
+  ErrorBound error_bound() const override {
+    return tiled_fft_error_bound(g_, math_mode_factor(4.0, settings_.allow_tf32));
+  }
 
  protected:
   void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
@@ -132,6 +142,7 @@ class CudaFftTiledPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   CudaContext& context_;
+  GpuSettings settings_;
   TiledFftGeometry g_;
   std::unique_ptr<Plan> full_, last_;
 };
@@ -148,27 +159,34 @@ class CudaFftTiled final : public CudaStrategy {
         "tile-sized patches, memory bounded by the tile",
         /*deterministic=*/true,
         allow_tf32() ? MathMode::tf32 : MathMode::fp32,
-        {KnobSpec{"tile",
-                  KnobType::integer,
-                  "auto",
-                  {},
-                  1,
-                  int64_t{1} << 30,
-                  true,
-                  "",
-                  "outputs per tile edge (capped by the output size); auto: the patch is the "
-                  "even 2,3,5,7-smooth size >= 4 dilated kernels"},
-         KnobSpec{"batch",
-                  KnobType::integer,
-                  "auto",
-                  {},
-                  1,
-                  int64_t{1} << 40,
-                  true,
-                  "",
-                  "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
-                  "about the filter's (up to 4x within 8 MiB), at least 8"}}};
+        tiled_knobs()};
     return kInfo;
+  }
+  static std::vector<KnobSpec> tiled_knobs() {
+    std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
+    knobs.push_back(
+        KnobSpec{"tile",
+                 KnobType::integer,
+                 "auto",
+                 {},
+                 1,
+                 int64_t{1} << 30,
+                 true,
+                 "",
+                 "outputs per tile edge (capped by the output size); auto: the patch is the "
+                 "even 2,3,5,7-smooth size >= 4 dilated kernels"});
+    knobs.push_back(
+        KnobSpec{"batch",
+                 KnobType::integer,
+                 "auto",
+                 {},
+                 1,
+                 int64_t{1} << 40,
+                 true,
+                 "",
+                 "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
+                 "about the filter's (up to 4x within 8 MiB), at least 8"});
+    return knobs;
   }
   Support supports(const ConvProblem& problem, Pass pass) const override {
     const Support ready = CudaStrategy::supports(problem, pass);
@@ -190,10 +208,13 @@ class CudaFftTiled final : public CudaStrategy {
  protected:
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues& knobs) const override {
-    CudaContext& context = ready_context(problem);
+    problem.validate();
+    const GpuSettings settings = gpu_settings(knobs);
+    CudaContext& context = plan_device(kName, settings.device);
     const Support support = supports(problem, pass);
     if (!support) throw Error(ErrorCode::unsupported, std::string(kName) + ": " + support.reason);
-    return std::make_unique<CudaFftTiledPlan>(problem, pass, options_from(knobs), context);
+    return std::make_unique<CudaFftTiledPlan>(problem, pass, options_from(knobs), context,
+                                              settings);
   }
 };
 

@@ -62,9 +62,11 @@ TEST_F(CpuFftTiled, Describes) {
   EXPECT_EQ(info.family, Family::fft_tiled);
   EXPECT_EQ(info.device, Device::cpu);
   EXPECT_TRUE(info.deterministic);
-  ASSERT_EQ(info.knobs.size(), 2u);
+  ASSERT_EQ(info.knobs.size(), 4u);  // the tiling's, then cpu.fft's for its plans of the tiles
   EXPECT_EQ(info.knobs[0].name, "tile");
   EXPECT_EQ(info.knobs[1].name, "batch");
+  EXPECT_EQ(info.knobs[2].name, "planner");
+  EXPECT_EQ(info.knobs[3].name, "isa");
 }
 
 TEST_F(CpuFftTiled, EdgeCases) {

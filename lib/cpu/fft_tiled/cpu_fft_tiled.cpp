@@ -105,7 +105,12 @@ class CpuFftTiledAlgorithm final : public Algorithm {
                   true,
                   "",
                   "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
-                  "about the filter's (up to 4x within 8 MiB), at least 8"}}};
+                  "about the filter's (up to 4x within 8 MiB), at least 8"},
+         // cpu.fft's own knobs, for its plans of the sub-problem.
+         choice_knob("planner", "estimate", cpu_fft::planner_names(), "CONVLAB_FFTW_PLANNER",
+                     "FFTW planner rigour of cpu.fft's plans of the tiles (as cpu.fft's)"),
+         choice_knob("isa", "auto", {"auto", "generic", "avx2", "avx512"}, "CONVLAB_FFT_ISA",
+                     "instruction set of the per-bin GEMM (as cpu.fft's)")}};
     return kInfo;
   }
 
@@ -121,6 +126,7 @@ class CpuFftTiledAlgorithm final : public Algorithm {
   }
 
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
+    // The default tiling's; a plan states its own (TiledPlan::error_bound()).
     return cpu_fft_tiled::tiled_error_bound(tiled_fft_geometry(problem, pass));
   }
 
@@ -134,8 +140,9 @@ class CpuFftTiledAlgorithm final : public Algorithm {
       throw Error(ErrorCode::unsupported, std::string(kName) + " " + to_string(pass) + " " +
                                               problem.descriptor() + ": " + support.reason);
     }
-    return std::make_unique<cpu_fft_tiled::TiledPlan>(problem, pass, options_from(knobs),
-                                                      num_threads());
+    return std::make_unique<cpu_fft_tiled::TiledPlan>(
+        problem, pass, options_from(knobs), num_threads(),
+        cpu_fft::bin_gemm_isa(knob_text(knobs, "isa")), knob_text(knobs, "planner"));
   }
 };
 

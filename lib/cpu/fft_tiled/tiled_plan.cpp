@@ -31,18 +31,18 @@ ErrorBound tiled_error_bound(const TiledFftGeometry& g) {
 }
 
 TiledPlan::TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options,
-                     int threads)
+                     int threads, cpu_fft::BinGemmIsa isa, const std::string& planner)
     : problem_(problem),
       pass_(pass),
       threads_(threads),
       geometry_(cpu_tiled_geometry(problem, pass, options, threads)),
       where_(std::string("cpu.fft_tiled ") + to_string(pass) + " " + problem.descriptor()) {
   const TiledFftGeometry& g = geometry_;
-  full_ =
-      std::make_unique<cpu_fft::FftPlan>(tiled_fft_subproblem(problem, g, g.batch), pass, threads);
+  full_ = std::make_unique<cpu_fft::FftPlan>(tiled_fft_subproblem(problem, g, g.batch), pass,
+                                             threads, isa, planner);
   if (g.last_batch != g.batch) {
     last_ = std::make_unique<cpu_fft::FftPlan>(tiled_fft_subproblem(problem, g, g.last_batch), pass,
-                                               threads);
+                                               threads, isa, planner);
   }
   if (static_cast<int64_t>(full_->workspace_bytes()) != g.fft.bytes) {
     throw Error(ErrorCode::backend, where_ + ": internal error, the sub-problem's FFT plan needs " +

@@ -22,11 +22,15 @@ ErrorBound tiled_error_bound(const TiledFftGeometry& geometry);
 
 class TiledPlan final : public Plan {
  public:
-  TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options, int threads);
+  /// `isa` and `planner` are cpu.fft's knobs, for its plans of the sub-problem.
+  TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options, int threads,
+            cpu_fft::BinGemmIsa isa, const std::string& planner);
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(geometry_.total_bytes);
   }
   const TiledFftGeometry& geometry() const { return geometry_; }
+  /// The bound of this plan's own tiling (the tile and batch knobs change it).
+  ErrorBound error_bound() const override { return tiled_error_bound(geometry_); }
 
  protected:
   void execute(const Tensors& tensors, const Workspace& workspace, Stream stream) override;
