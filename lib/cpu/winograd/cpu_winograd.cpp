@@ -147,6 +147,8 @@ class WinogradPlan final : public Plan {
   }
 
   std::size_t workspace_bytes() const override { return l_.workspace_bytes; }
+  // The bound of this plan's variant: F(4,3)'s transforms grow the error more than F(2,3)'s.
+  ErrorBound error_bound() const override { return winograd_error_bound(p_, pass_, M); }
 
  protected:
   void execute(const Tensors& t, const Workspace& ws, Stream) override {
