@@ -5,6 +5,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <cctype>
 #include <sstream>
 
 #include "binding.hpp"
@@ -104,7 +105,14 @@ ArrayView check_cuda_interface(const py::handle& object, const ArraySpec& spec) 
   }
   const std::vector<int64_t> shape = int_tuple(cai["shape"], spec, "shape");
   const std::string typestr = py::str(cai["typestr"]);
-  const int64_t item = typestr.size() >= 3 ? std::stoll("0" + typestr.substr(2)) : 0;
+  // "<f4": byte order, kind, item size in bytes.
+  int64_t item = 0;
+  for (std::size_t i = 2;
+       i < typestr.size() && std::isdigit(static_cast<unsigned char>(typestr[i])) && item < 1024;
+       ++i) {
+    item = item * 10 + (typestr[i] - '0');
+  }
+  if (item == 0) invalid_argument(whose(spec) + ": typestr '" + typestr + "' has no item size");
   if (!spec.shape.empty() && typestr != "<f4" && typestr != "=f4") {
     invalid_argument(whose(spec) + ": typestr '" + typestr + "', expected '<f4' (float32)");
   }
@@ -121,8 +129,10 @@ ArrayView check_cuda_interface(const py::handle& object, const ArraySpec& spec) 
     invalid_argument(whose(spec) + ": masked CUDA arrays are not supported");
   }
   const py::tuple data = cai["data"].cast<py::tuple>();
-  if (data.size() != 2) invalid_argument(whose(spec) + ": __cuda_array_interface__['data'] "
-                                         "is not (pointer, read_only)");
+  if (data.size() != 2)
+    invalid_argument(whose(spec) +
+                     ": __cuda_array_interface__['data'] "
+                     "is not (pointer, read_only)");
   ArrayView view;
   view.data = reinterpret_cast<void*>(data[0].cast<std::uintptr_t>());
   view.bytes = static_cast<std::size_t>(element_count(shape) * item);

@@ -14,10 +14,10 @@ namespace {
 
 py::tuple shape(int64_t a, int64_t b, int64_t c, int64_t d) { return py::make_tuple(a, b, c, d); }
 
-ConvProblem problem_from_fields(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
-                                int64_t r, int64_t s, int64_t pad_h, int64_t pad_w,
-                                int64_t stride_h, int64_t stride_w, int64_t dilation_h,
-                                int64_t dilation_w, int64_t groups) {
+ConvProblem problem_from_fields(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
+                                int64_t s, int64_t pad_h, int64_t pad_w, int64_t stride_h,
+                                int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
+                                int64_t groups) {
   ConvProblem p;
   p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
   p.pad_h = pad_h, p.pad_w = pad_w, p.stride_h = stride_h, p.stride_w = stride_w;
@@ -30,17 +30,15 @@ void bind_problem(py::module_& m) {
   py::class_<ConvProblem>(m, "Problem",
                           "One 2-D convolution layer: NCHW activations, KCRS filters, "
                           "cross-correlation, dilation 1 = dense (PyTorch's meaning).")
-      .def(py::init([](const std::string& descriptor) {
-             return parse_descriptor(descriptor).problem;
-           }),
+      .def(py::init(
+               [](const std::string& descriptor) { return parse_descriptor(descriptor).problem; }),
            py::arg("descriptor"),
            "From a oneDNN benchdnn descriptor, e.g. 'mb32ic64ih56oc64kh3ph1' (dilation 0 = "
            "dense there, as in benchdnn).")
-      .def(py::init(&problem_from_fields), py::kw_only(), py::arg("n"), py::arg("c"),
-           py::arg("h"), py::arg("w"), py::arg("k"), py::arg("r"), py::arg("s"),
-           py::arg("pad_h") = 0, py::arg("pad_w") = 0, py::arg("stride_h") = 1,
-           py::arg("stride_w") = 1, py::arg("dilation_h") = 1, py::arg("dilation_w") = 1,
-           py::arg("groups") = 1,
+      .def(py::init(&problem_from_fields), py::kw_only(), py::arg("n"), py::arg("c"), py::arg("h"),
+           py::arg("w"), py::arg("k"), py::arg("r"), py::arg("s"), py::arg("pad_h") = 0,
+           py::arg("pad_w") = 0, py::arg("stride_h") = 1, py::arg("stride_w") = 1,
+           py::arg("dilation_h") = 1, py::arg("dilation_w") = 1, py::arg("groups") = 1,
            "From named fields, as torch.nn.functional.conv2d takes them (dilation 1 = dense).")
       .def_readonly("n", &ConvProblem::n)
       .def_readonly("c", &ConvProblem::c)
@@ -71,15 +69,13 @@ void bind_problem(py::module_& m) {
           "(n, k, out_h, out_w): the output activations (dy for the backward passes)")
       .def_property_readonly("descriptor", &ConvProblem::descriptor)
       .def(
-          "flops", [](const ConvProblem& p, const std::string& pass) {
-            return p.flops(parse_pass(pass));
-          },
+          "flops",
+          [](const ConvProblem& p, const std::string& pass) { return p.flops(parse_pass(pass)); },
           py::arg("pass_") = "fwd", "Direct-convolution flops of the pass (2 per multiply-add).")
       .def("__eq__", [](const ConvProblem& a, const ConvProblem& b) { return a == b; })
       .def("__hash__", [](const ConvProblem& p) { return py::hash(py::str(p.descriptor())); })
-      .def("__repr__", [](const ConvProblem& p) {
-        return "convlab.Problem('" + p.descriptor() + "')";
-      });
+      .def("__repr__",
+           [](const ConvProblem& p) { return "convlab.Problem('" + p.descriptor() + "')"; });
   py::implicitly_convertible<std::string, ConvProblem>();
 }
 
@@ -103,8 +99,8 @@ void bind_descriptions(py::module_& m) {
       .def_readonly("environment_default", &KnobSpec::environment_default)
       .def_readonly("description", &KnobSpec::description)
       .def("__repr__", [](const KnobSpec& k) {
-        return "convlab.KnobSpec(" + k.name + ": " + to_string(k.type) + " = " +
-               k.default_value + ")";
+        return "convlab.KnobSpec(" + k.name + ": " + to_string(k.type) + " = " + k.default_value +
+               ")";
       });
 
   py::class_<AlgorithmInfo>(m, "AlgorithmInfo", "What an algorithm is, for any problem.")
@@ -153,8 +149,9 @@ void bind_descriptions(py::module_& m) {
 void bind_info(py::module_& m) {
   bind_problem(m);
   bind_descriptions(m);
-  m.def("passes", [] { return py::make_tuple("fwd", "bwd_data", "bwd_filter"); },
-        "The pass spellings plan() accepts.");
+  m.def(
+      "passes", [] { return py::make_tuple("fwd", "bwd_data", "bwd_filter"); },
+      "The pass spellings plan() accepts.");
 }
 
 }  // namespace convlab::python

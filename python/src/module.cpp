@@ -1,7 +1,6 @@
 // The `convlab` Python module: the registry's algorithms planned and run on NumPy arrays
 // and, for GPU algorithms, on CUDA arrays shared through __cuda_array_interface__.
 #include "binding.hpp"
-
 #include "convlab/config.hpp"
 #include "convlab/threads.hpp"
 

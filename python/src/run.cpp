@@ -89,8 +89,8 @@ py::object run_plan(BoundPlan& bound, py::object x, py::object w, py::object y,
       }
       arg = py::array_t<float>(dims(p, role));
     }
-    views[i] = check_array(arg, {name, info.name, p.descriptor(), dims(p, role), {},
-                                 role == out, memory});
+    views[i] =
+        check_array(arg, {name, info.name, p.descriptor(), dims(p, role), {}, role == out, memory});
   }
   const int o = out == 'x' ? 0 : out == 'w' ? 1 : 2;
   for (int i = 0; i < 3; ++i) {
@@ -107,8 +107,8 @@ py::object run_plan(BoundPlan& bound, py::object x, py::object w, py::object y,
     owned = DeviceBuffer(bound.algorithm->context(), needed);
     ws = {owned.data(), needed};
   } else {
-    const ArrayView v = check_array(workspace, {"workspace", info.name, p.descriptor(), {},
-                                                needed, true, memory});
+    const ArrayView v =
+        check_array(workspace, {"workspace", info.name, p.descriptor(), {}, needed, true, memory});
     for (int i = 0; i < 3; ++i) {
       if (overlaps(v, views[i])) {
         invalid_argument(std::string("workspace (") + info.name + "): it overlaps " + roles[i] +
@@ -171,14 +171,15 @@ void bind_algorithm(py::module_& m) {
       .def("__repr__", [](const Algorithm& a) { return "convlab.algorithm('" + a.name() + "')"; });
 
   py::class_<BoundPlan>(m, "Plan", "A problem and pass made ready to run.")
-      .def_property_readonly("workspace_bytes",
-                             [](const BoundPlan& b) { return b.plan->workspace_bytes(); },
-                             "The exact scratch bytes run() needs.")
+      .def_property_readonly(
+          "workspace_bytes", [](const BoundPlan& b) { return b.plan->workspace_bytes(); },
+          "The exact scratch bytes run() needs.")
       .def_property_readonly(
           "info", [](const BoundPlan& b) -> const PlanInfo& { return b.plan->info(); },
           py::return_value_policy::reference_internal)
-      .def_property_readonly("algorithm", [](const BoundPlan& b) { return b.algorithm; },
-                             py::return_value_policy::reference)
+      .def_property_readonly(
+          "algorithm", [](const BoundPlan& b) { return b.algorithm; },
+          py::return_value_policy::reference)
       .def_property_readonly("problem", [](const BoundPlan& b) { return b.problem; })
       .def_property_readonly("pass_", [](const BoundPlan& b) { return to_string(b.pass); })
       .def("run", &run_plan, py::kw_only(), py::arg("x") = py::none(), py::arg("w") = py::none(),
@@ -210,8 +211,8 @@ void bind_run(py::module_& m) {
       "The algorithms compiled in (all, or those matching comma-separated globs such as "
       "'cpu.*'), in registry order.");
   m.def(
-      "algorithm", [](const std::string& name) { return &registry().get(name); },
-      py::arg("name"), py::return_value_policy::reference,
+      "algorithm", [](const std::string& name) { return &registry().get(name); }, py::arg("name"),
+      py::return_value_policy::reference,
       "The algorithm of that name; convlab.Error (invalid_argument) lists the known ones.");
   m.def(
       "missing",
