@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -25,6 +26,9 @@ struct BoundPlan {
   ConvProblem problem;
   Pass pass;
   std::unique_ptr<Plan> plan;
+  /// A plan's run is not made to be entered twice at once (it may keep per-run state), and
+  /// run releases the GIL: two Python threads sharing one plan take turns.
+  std::unique_ptr<std::mutex> running = std::make_unique<std::mutex>();
 };
 
 KnobValues knob_values(const std::optional<py::dict>& knobs) {
@@ -120,6 +124,7 @@ py::object run_plan(BoundPlan& bound, py::object x, py::object w, py::object y,
   if (!stream) stream = producer_stream;
   {
     py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(*bound.running);
     bound.plan->run({static_cast<float*>(views[0].data), static_cast<float*>(views[1].data),
                      static_cast<float*>(views[2].data)},
                     ws, Stream{stream ? reinterpret_cast<void*>(*stream) : nullptr});
@@ -163,7 +168,7 @@ void bind_algorithm(py::module_& m) {
               py::gil_scoped_release unlocked;
               plan = a.plan(p, parsed, values);
             }
-            return BoundPlan{&a, p, parsed, std::move(plan)};
+            return BoundPlan{&a, p, parsed, std::move(plan), std::make_unique<std::mutex>()};
           },
           py::arg("problem"), py::arg("pass_") = "fwd", py::arg("knobs") = py::none(),
           "Prepares the pass with knobs (a dict; the rest default). Raises convlab.Error "

@@ -1,6 +1,7 @@
 """The module's API: the registry as Python sees it (AlgorithmInfo fields), problems from
 descriptors and from fields, planning with the workspace query and plan info, knobs, runs
 on NumPy arrays, and convlab's errors as convlab.Error with their codes."""
+import threading
 import unittest
 
 import numpy as np
@@ -166,6 +167,28 @@ class Running(unittest.TestCase):
         own = plan.run(x=x, y=dy)
         given = plan.run(x=x, y=dy, workspace=ws)
         np.testing.assert_array_equal(own, given)
+
+    def test_threads_may_share_a_plan(self):
+        # run releases the GIL; threads sharing one plan must still each get their answer.
+        p = convlab.Problem("mb2ic8ih12oc8kh3ph1")
+        plan = convlab.algorithm("cpu.im2col").plan(p, "fwd")
+        reference = convlab.algorithm("reference").plan(p, "fwd")
+        rng = np.random.default_rng(11)
+        cases = [(rng.standard_normal(p.x_shape).astype(np.float32),
+                  rng.standard_normal(p.w_shape).astype(np.float32)) for _ in range(8)]
+        results = [None] * len(cases)
+
+        def work(i):
+            for _ in range(5):
+                results[i] = plan.run(x=cases[i][0], w=cases[i][1])
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cases))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for (x, w), got in zip(cases, results):
+            np.testing.assert_allclose(got, reference.run(x=x, w=w), rtol=1e-4, atol=1e-4)
 
     def test_inputs_are_not_written(self):
         plan = convlab.algorithm("reference").plan(self.p, "bwd_data")
