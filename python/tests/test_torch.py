@@ -36,12 +36,13 @@ class TorchComparison(unittest.TestCase):
     def compare(self, name):
         algo = convlab.algorithm(name)
         rng = np.random.default_rng(SEED)
-        checked = 0
+        checked, unsupported = 0, 0
         for p in self.problems:
             for pass_ in PASSES:
                 with self.subTest(algorithm=name, problem=p.descriptor, pass_=pass_, seed=SEED):
                     support = algo.supports(p, pass_)
                     if not support:
+                        unsupported += 1
                         self.skipTest(f"{name} {pass_} {p.descriptor}: {support.reason}")
                     inputs = random_inputs(p, pass_, rng)
                     plan = algo.plan(p, pass_)
@@ -51,6 +52,8 @@ class TorchComparison(unittest.TestCase):
                     ok, detail = check_against_torch(algo, p, pass_, got, inputs)
                     self.assertTrue(ok, f"{name} {pass_} {p.descriptor} (seed {SEED}): {detail}")
                     checked += 1
+        print(f"\n{name}: {checked} cases agree with torch, {unsupported} unsupported "
+              f"(seed {SEED})", file=sys.stderr)
         # An algorithm that supports nothing here would pass vacuously.
         self.assertGreater(checked, 0, f"{name}: no problem of the corpus was supported")
 
