@@ -193,7 +193,7 @@ TEST(SampledCheck, AgreesWithTheFullCheckOnRealAlgorithms) {
         std::vector<unsigned char> ws(plan->workspace_bytes() + 1);
         plan->run({run.x.data(), run.w.data(), run.y.data()}, {ws.data(), ws.size()});
         const std::vector<float>& out = run.output(pass);
-        const ErrorBound bound = a->error_bound(p, pass);
+        const ErrorBound bound = plan->error_bound();
         const AccuracyReport full = compare_with_reference(p, pass, t, out, bound);
         const AccuracyReport sampled =
             compare_sampled_with_reference(p, pass, t, out, bound, 200, seed);

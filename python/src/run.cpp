@@ -183,6 +183,9 @@ void bind_algorithm(py::module_& m) {
           "info", [](const BoundPlan& b) -> const PlanInfo& { return b.plan->info(); },
           py::return_value_policy::reference_internal)
       .def_property_readonly(
+          "error_bound", [](const BoundPlan& b) { return b.plan->error_bound(); },
+          "The bound this plan's outputs keep (the algorithm's, as its knobs make it).")
+      .def_property_readonly(
           "algorithm", [](const BoundPlan& b) { return b.algorithm; },
           py::return_value_policy::reference)
       .def_property_readonly("problem", [](const BoundPlan& b) { return b.problem; })

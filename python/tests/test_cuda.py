@@ -47,11 +47,13 @@ class CudaTensors(unittest.TestCase):
                         on_gpu = {r: torch.from_numpy(v).cuda() for r, v in inputs.items()}
                         out = on_gpu[output_role(pass_)]
                         address = out.data_ptr()
-                        got = algo.plan(p, pass_).run(**on_gpu)
+                        plan = algo.plan(p, pass_)
+                        got = plan.run(**on_gpu)
                         self.assertIs(got, out)  # written in place: no copy
                         self.assertEqual(got.data_ptr(), address)
                         torch.cuda.synchronize()
-                        ok, detail = check_against_torch(algo, p, pass_, got.cpu().numpy(), inputs)
+                        ok, detail = check_against_torch(plan.error_bound, p, pass_,
+                                                         got.cpu().numpy(), inputs)
                         self.assertTrue(ok, f"{algo.name} {pass_} {p.descriptor}: {detail}")
 
     def test_explicit_stream_and_workspace(self):

@@ -49,7 +49,7 @@ class TorchComparison(unittest.TestCase):
                     args = {r: v for r, v in inputs.items()}
                     got = plan.run(**args)
                     self.assertIs(got, inputs[output_role(pass_)], "the output given is written")
-                    ok, detail = check_against_torch(algo, p, pass_, got, inputs)
+                    ok, detail = check_against_torch(plan.error_bound, p, pass_, got, inputs)
                     self.assertTrue(ok, f"{name} {pass_} {p.descriptor} (seed {SEED}): {detail}")
                     checked += 1
         print(f"\n{name}: {checked} cases agree with torch, {unsupported} unsupported "
@@ -66,10 +66,11 @@ class OracleCanFail(unittest.TestCase):
             with self.subTest(pass_=pass_):
                 p = convlab.Problem("g2mb2ic4ih9oc6kh3ph1sh2dh1")
                 inputs = random_inputs(p, pass_, rng)
-                got = algo.plan(p, pass_).run(**inputs)
-                self.assertTrue(check_against_torch(algo, p, pass_, got, inputs)[0])
+                plan = algo.plan(p, pass_)
+                got = plan.run(**inputs)
+                self.assertTrue(check_against_torch(plan.error_bound, p, pass_, got, inputs)[0])
                 got.flat[got.size // 2] += 1e-3
-                ok, detail = check_against_torch(algo, p, pass_, got, inputs)
+                ok, detail = check_against_torch(plan.error_bound, p, pass_, got, inputs)
                 self.assertFalse(ok, detail)
 
 

@@ -1,6 +1,6 @@
 """torch as an independent oracle for convlab: the three passes computed by
 torch.nn.functional in float64, seeded random problems, and convlab's own error bounds
-(Algorithm.error_bound) applied to the difference, as lib/eval applies them against the
+(Plan.error_bound) applied to the difference, as lib/eval applies them against the
 reference."""
 import random
 
@@ -83,9 +83,9 @@ def plane_bounds(p, pass_, t):
     return out
 
 
-def check_against_torch(algo, p, pass_, got, inputs):
-    """Returns (ok, message): `got` (the algorithm's float32 output) against torch in
-    float64 under the algorithm's error bound."""
+def check_against_torch(bound, p, pass_, got, inputs):
+    """Returns (ok, message): `got` (a plan's float32 output) against torch in float64 under
+    `bound` (the plan's error_bound)."""
     as64 = {r: torch.from_numpy(v.astype(np.float64)) for r, v in inputs.items()}
     out = output_role(pass_)
     exact = torch_pass(p, pass_, as64["x"], as64["w"], as64["y"]).numpy()
@@ -94,7 +94,6 @@ def check_against_torch(algo, p, pass_, got, inputs):
     if not np.all(np.isfinite(got)):
         return False, f"{np.count_nonzero(~np.isfinite(got))} non-finite outputs"
     err = np.abs(got.astype(np.float64) - exact)
-    bound = algo.error_bound(p, pass_)
     if bound.kind == "elementwise":
         mags = {r: torch.abs(v) for r, v in as64.items()}
         mags[out] = as64[out]  # the output role is not read
