@@ -52,8 +52,13 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
       ->type_name("SECONDS")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  run->add_flag("--check", o.check,
-                "Compare each output with the reference; outside the error bound = error");
+  run->add_flag("--check{auto}", o.check_scope,
+                "Compare each output with the reference; outside the error bound = error. "
+                "--check=full recomputes every output, --check=sampled[:N] N outputs per "
+                "tensor (default 1000) chosen at random from the seed, each exactly in double; "
+                "--check (auto) is full up to 2^28 multiply-adds per pass, sampled beyond")
+      ->type_name("SCOPE")
+      ->each([&o](const std::string&) { o.check = true; });
   run->add_option("--format", o.format, "Format on stdout (default table)")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   run->add_option("--out", o.out,

@@ -34,6 +34,7 @@ struct RunOptions {
   int warmup = 1;
   double max_time = 2.0;  ///< seconds of timed runs after which a case stops repeating
   bool check = false;
+  std::string check_scope;  ///< --check's value: auto, full, sampled[:N]; empty without --check
   std::optional<std::string> format;  ///< stdout format; table when not given
   std::optional<std::string> out;
   uint64_t seed = 1;

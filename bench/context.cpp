@@ -104,7 +104,7 @@ Context collect_context(const ContextSettings& settings,
   c["reps"] = settings.reps;
   c["warmup"] = settings.warmup;
   c["max_time_s"] = settings.max_time;
-  c["check"] = settings.check ? "reference" : "off";
+  c["check"] = settings.check ? "reference, " + settings.check_scope : "off";
   c["mb"] = settings.mb;
   c["passes"] = settings.passes;
   c["algorithms"] = settings.algorithms;

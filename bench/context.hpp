@@ -24,6 +24,7 @@ struct ContextSettings {
   int warmup = 0;
   double max_time = 0;
   bool check = false;
+  std::string check_scope;  ///< CheckScope::describe() of --check's value
   std::string passes;      ///< as run, comma-separated
   std::string algorithms;  ///< as run, comma-separated
   std::string mb;          ///< the --mb override, or "as listed"

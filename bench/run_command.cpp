@@ -98,6 +98,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     throw UsageError("--resume appends to the rows of a CSV --out FILE.csv; give one");
   }
   SweepSpec spec;
+  convlab::CheckScope check_scope;
   std::vector<Case> cases;
   std::vector<const convlab::Algorithm*> algorithms;
   std::vector<std::string> skipped;
@@ -119,6 +120,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     spec.algos = o.algos;
     spec.passes = parse_passes(o.passes);
     spec.check = o.check;
+    if (o.check) check_scope = convlab::parse_check_scope(o.check_scope);
     cases = build_cases(spec);
     algorithms = select_algorithms(spec);
     if (o.dump) check_dump_directory(*o.dump);
@@ -163,6 +165,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   settings.warmup = o.warmup;
   settings.max_time = o.max_time;
   settings.check = o.check;
+  settings.check_scope = check_scope.describe();
   settings.passes = o.passes;
   settings.algorithms = join_names(algorithms);
   settings.mb = o.mb ? std::to_string(*o.mb)
@@ -230,6 +233,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   run.warmup = o.warmup;
   run.max_time = o.max_time;
   run.check = o.check;
+  run.check_scope = check_scope;
   run.seed = o.seed;
   run.dumper = dumper.get();
   if (budget) {

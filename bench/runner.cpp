@@ -125,8 +125,8 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
   if (!settings.check && !settings.dumper) return;
   const std::vector<float> result = buffers.download_output(c.pass);
   if (settings.check) {
-    const convlab::AccuracyReport report = convlab::compare_with_reference(
-        problem, c.pass, host, result, plan->error_bound());
+    const convlab::AccuracyReport report = convlab::check_with_reference(
+        problem, c.pass, host, result, plan->error_bound(), settings.check_scope, seed);
     row.max_abs_err = report.max_abs_err;
     row.max_rel_err = report.max_rel_err;
     if (!report.within_bound) mark(row, Status::error, "accuracy: " + report.detail);

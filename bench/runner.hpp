@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cases.hpp"
+#include "convlab/accuracy.hpp"
 #include "row.hpp"
 
 namespace convbench {
@@ -21,6 +22,7 @@ struct RunSettings {
   int warmup = 1;        ///< untimed runs before them (>= 0)
   double max_time = 2.0;  ///< stop repeating once timed runs add up to this (s); 0 = never
   bool check = false;    ///< compare with the reference under the algorithm's error bound
+  convlab::CheckScope check_scope;  ///< how much of each output (--check=full|sampled[:N])
   uint64_t seed = 1;     ///< sweep seed; each case derives its own (case_seed)
   Dumper* dumper = nullptr;  ///< --dump, when given
   /// --memory-budget / --card: a case whose tensors + workspace exceed it is over_budget,

@@ -49,3 +49,22 @@ if(CONVLAB_HAVE_CUDA AND NOT CONVLAB_WITH_CUDNN_MODE STREQUAL "OFF")
   endif()
 endif()
 convlab_resolve(CONVLAB_WITH_CUDNN "${_cudnn_found}" "cuDNN >= 9 with CUDA (set CUDNN_PATH)")
+
+# The Python module: pybind11 and the interpreter's headers (pybind11-dev, python3-dev).
+# Built for Debian's interpreter, the one python3-numpy and python3-torch belong to, unless
+# Python_EXECUTABLE names another: a python3 earlier on PATH (a pyenv shim) may lack them.
+set(_python_found OFF)
+if(NOT CONVLAB_WITH_PYTHON_MODE STREQUAL "OFF")
+  if(NOT DEFINED Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python the convlab module is for")
+  endif()
+  find_package(Python 3.8 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python_FOUND)
+    find_package(pybind11 2.6 CONFIG QUIET)
+    if(pybind11_FOUND)
+      set(_python_found ON)
+    endif()
+  endif()
+endif()
+convlab_resolve(CONVLAB_WITH_PYTHON "${_python_found}"
+                "pybind11 and the Python headers (pybind11-dev, python3-dev)")

@@ -25,8 +25,13 @@ install(FILES ${PROJECT_BINARY_DIR}/include/convlab/config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/convlab)
 install(EXPORT convlabTargets NAMESPACE convlab:: DESTINATION ${CONVLAB_INSTALL_CMAKEDIR})
 
+# The Python module's folder under the prefix (python/CMakeLists.txt installs it there).
+if(NOT CONVLAB_HAVE_PYTHON)
+  set(CONVLAB_PYTHON_INSTALL_DIR "")
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/convlabConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/convlabConfig.cmake INSTALL_DESTINATION ${CONVLAB_INSTALL_CMAKEDIR})
+  ${PROJECT_BINARY_DIR}/convlabConfig.cmake INSTALL_DESTINATION ${CONVLAB_INSTALL_CMAKEDIR}
+  PATH_VARS CONVLAB_PYTHON_INSTALL_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/convlabConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES

@@ -8,6 +8,7 @@
 #include "convlab/error.hpp"
 #include "convlab/harness.hpp"
 #include "cpu_reference/reference.hpp"
+#include "plane_bounds.hpp"
 
 namespace convlab {
 
@@ -78,8 +79,8 @@ std::vector<double> plane_norms(const std::vector<float>& v, int64_t planes) {
   return norms;
 }
 
-// The normwise bound of each output plane: sum over the reduced channel of the products of
-// the input planes' norms.
+}  // namespace
+
 std::vector<double> normwise_plane_bounds(const ConvProblem& p, Pass pass,
                                           const HostTensors& t) {
   const int64_t cpg = p.c_per_group(), kpg = p.k_per_group();
@@ -116,8 +117,6 @@ std::vector<double> normwise_plane_bounds(const ConvProblem& p, Pass pass,
   }
   return bounds;
 }
-
-}  // namespace
 
 AccuracyReport compare_with_reference(const ConvProblem& p, Pass pass, const HostTensors& inputs,
                                       const std::vector<float>& result, const ErrorBound& bound) {
@@ -173,6 +172,7 @@ AccuracyReport compare_with_reference(const ConvProblem& p, Pass pass, const Hos
       report.worst_ratio = std::max(report.worst_ratio, ratio);
     }
   }
+  report.checked = static_cast<int64_t>(result.size());
   report.within_bound = report.nonfinite == 0 && report.worst_ratio <= 1.0;
   std::ostringstream detail;
   detail << "max abs err " << report.max_abs_err << " at element " << worst << " (got "

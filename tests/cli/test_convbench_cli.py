@@ -262,7 +262,7 @@ class SweepBehaviour(unittest.TestCase):
                            "--format", "csv", *QUICK)
         self.assertEqual(result.returncode, 0, result.stderr)
         meta, _, rows = parse_csv(result.stdout)
-        self.assertEqual(meta["check"], "reference")
+        self.assertEqual(meta["check"], "reference, auto")
         self.assertEqual(len(rows), 3)
         for row in rows:
             self.assertEqual(row["status"], "ok")

@@ -28,6 +28,7 @@ using convlab::Pass;
 enum class Behaviour {
   exact,        // the reference's answer
   off_by_one,   // every output element + 1: far outside any fp32 bound
+  one_wrong,    // the middle output element + 0.01, the rest exact
   leave_unset,  // writes nothing: the poisoned NaNs stay
   sleep_20ms,   // exact, after sleeping (for the repetition cap)
   throw_in_plan,
@@ -35,6 +36,11 @@ enum class Behaviour {
   unsupported,
   unavailable,
 };
+
+int64_t output_elements(const ConvProblem& p, Pass pass) {
+  return pass == Pass::forward ? p.y_elems() : pass == Pass::backward_data ? p.x_elems()
+                                                                           : p.w_elems();
+}
 
 class FakePlan final : public convlab::Plan {
  public:
@@ -57,6 +63,10 @@ class FakePlan final : public convlab::Plan {
                         : pass_ == Pass::backward_data ? problem_.x_elems()
                                                        : problem_.w_elems();
       for (int64_t i = 0; i < n; ++i) out[i] += 1.0f;
+    }
+    if (b_ == Behaviour::one_wrong) {
+      float* out = pass_ == Pass::forward ? t.y : pass_ == Pass::backward_data ? t.x : t.w;
+      out[output_elements(problem_, pass_) / 2] += 0.01f;
     }
   }
 
@@ -151,6 +161,22 @@ TEST(ConvbenchRunner, OutputOutsideItsBoundIsAnAccuracyError) {
   const Row unchecked = run_case(make_case(fake, Pass::backward_filter), quick(false));
   EXPECT_EQ(unchecked.status, Status::ok);
   EXPECT_FALSE(unchecked.max_abs_err.has_value());
+}
+
+TEST(ConvbenchRunner, SampledCheckCatchesOneWrongElementItSamples) {
+  FakeAlgorithm fake(Behaviour::one_wrong);
+  for (Pass pass : {Pass::forward, Pass::backward_data, Pass::backward_filter}) {
+    const Case c = make_case(fake, pass);
+    RunSettings settings = quick(true);
+    // As many samples as outputs: the wrong one is among them whatever the seed.
+    settings.check_scope = convlab::parse_check_scope(
+        "sampled:" + std::to_string(output_elements(c.layer.problem, pass)));
+    const Row row = run_case(c, settings);
+    EXPECT_EQ(row.status, Status::error) << to_string(pass);
+    EXPECT_EQ(row.reason.rfind("accuracy: sampled ", 0), 0u) << row.reason;
+    ASSERT_TRUE(row.max_abs_err);
+    EXPECT_NEAR(*row.max_abs_err, 0.01, 1e-4);
+  }
 }
 
 TEST(ConvbenchRunner, UnwrittenOutputFailsTheCheck) {

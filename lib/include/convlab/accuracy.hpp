@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "convlab/problem.hpp"
@@ -36,6 +37,7 @@ struct AccuracyReport {
   double max_rel_err = 0;   ///< max_i |y_i - ref_i| / A_i  (A_i = sum |a||b| of output i)
   double worst_ratio = 0;   ///< largest error / bound over the elements (or planes): <= 1 passes
   int64_t nonfinite = 0;    ///< outputs that are NaN or Inf where the reference is finite
+  int64_t checked = 0;      ///< outputs compared: all of them, or the sampled ones
   bool within_bound = true;
   std::string detail;       ///< where the worst element is, for messages
 };
@@ -70,5 +72,51 @@ HostTensors make_inputs(const ConvProblem& problem, Pass pass, uint64_t seed,
 AccuracyReport compare_with_reference(const ConvProblem& problem, Pass pass,
                                       const HostTensors& inputs,
                                       const std::vector<float>& result, const ErrorBound& bound);
+
+/// How much of each output a check compares with the reference. A full check recomputes the
+/// whole output with the reference (about 0.65 G multiply-adds/s on one core: hours for a
+/// network at batch 32); a sampled one recomputes `samples` elements chosen at random,
+/// each exactly in double, and holds each to the same bound as the full check.
+struct CheckScope {
+  enum class Kind {
+    automatic,  ///< full up to kFullCheckMacs multiply-adds in the pass, sampled above
+    full,       ///< every output element
+    sampled,    ///< `samples` output elements per output tensor, seeded
+  };
+  static constexpr int64_t kDefaultSamples = 1000;
+  /// The largest pass `automatic` still checks in full: 2^28 multiply-adds, under a second
+  /// of the reference.
+  static constexpr int64_t kFullCheckMacs = int64_t{1} << 28;
+  Kind kind = Kind::automatic;
+  int64_t samples = kDefaultSamples;  ///< sampled, and automatic when it samples
+  /// Whether `pass` of `problem` is checked in full under this scope.
+  bool full(const ConvProblem& problem, Pass pass) const;
+  /// "auto", "full" or "sampled:N": the text parse_check_scope() reads back.
+  std::string describe() const;
+};
+
+/// Parses a --check value: "" or "auto", "full", "sampled" (kDefaultSamples), "sampled:N"
+/// (N >= 1). Throws Error{invalid_argument} quoting the text and what is accepted.
+CheckScope parse_check_scope(std::string_view text);
+
+/// The output elements a sampled check compares: min(count, size) distinct flat indices in
+/// [0, size), uniformly at random from `seed`, ascending.
+std::vector<int64_t> sampled_indices(int64_t size, int64_t count, uint64_t seed);
+
+/// Compares `result` with the reference at sampled_indices(output size, samples, seed) only,
+/// the reference evaluated at each of them exactly in double (cpu_reference's *_at). The
+/// elementwise bound applies to each sampled element as in the full check; the normwise one
+/// to the 2-norm of each plane's sampled errors, which cannot exceed the whole plane's.
+AccuracyReport compare_sampled_with_reference(const ConvProblem& problem, Pass pass,
+                                              const HostTensors& inputs,
+                                              const std::vector<float>& result,
+                                              const ErrorBound& bound, int64_t samples,
+                                              uint64_t seed);
+
+/// The full or the sampled comparison, as `scope` says for this problem and pass.
+AccuracyReport check_with_reference(const ConvProblem& problem, Pass pass,
+                                    const HostTensors& inputs, const std::vector<float>& result,
+                                    const ErrorBound& bound, const CheckScope& scope,
+                                    uint64_t seed);
 
 }  // namespace convlab
