@@ -45,6 +45,9 @@ struct Case {
   convlab::Layer layer;
   convlab::Pass pass = convlab::Pass::forward;
   const convlab::Algorithm* algorithm = nullptr;
+  /// The knobs given for this case's algorithm (--knob, and the device of --devices); the
+  /// algorithm resolves the rest. Validated before the sweep starts.
+  convlab::KnobValues knobs;
 };
 
 /// The layers of the sweep in command-line order: suites, then batch files, then shapes; the

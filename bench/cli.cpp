@@ -74,6 +74,11 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--dump", o.dump,
                   "Write each case's inputs and output as .npy files and a manifest.json to DIR")
       ->type_name("DIR");
+  run->add_option("--knob", o.knobs,
+                  "ALGO.KNOB=VALUE: a knob of the algorithms matching ALGO (a name or glob), "
+                  "validated against their schemas (repeatable; see docs/convbench.md)")
+      ->type_name("ALGO.KNOB=VALUE")
+      ->allow_extra_args(false);
   return run;
 }
 

@@ -38,6 +38,7 @@ struct RunOptions {
   std::optional<std::string> out;
   uint64_t seed = 1;
   std::optional<std::string> dump;
+  std::vector<std::string> knobs;  ///< --knob ALGO.KNOB=VALUE (repeatable)
   // Issue 5 (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
   std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
   std::optional<std::string> card;           ///< --card ID: its usable memory is the budget

@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "convlab/error.hpp"
 #include "dump.hpp"
+#include "options/knob_flags.hpp"
 #include "reporters.hpp"
 #include "runner.hpp"
 #include "sweep_control.hpp"
@@ -121,6 +122,10 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     spec.check = o.check;
     cases = build_cases(spec);
     algorithms = select_algorithms(spec);
+    std::vector<KnobFlag> knob_flags;
+    for (const std::string& k : o.knobs) knob_flags.push_back(parse_knob_flag(k));
+    apply_knob_flags(knob_flags, algorithms, cases);
+    for (const Case& c : cases) make_row(c);  // resolves every knob: environment defaults read
     if (o.dump) check_dump_directory(*o.dump);
   } catch (const convlab::Error& e) {
     throw UsageError(e.what());
@@ -171,6 +176,15 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
                             : "as listed");
   Context context = collect_context(settings, algorithms);
   add_sweep_context(context, o, budget, shard, worker, sweep, part);
+  // Every setting that can change a number: the knobs given, and the environment variables
+  // that supplied a knob's default (resolved above, for every case, so the list is complete).
+  std::string knob_text;
+  for (const std::string& k : o.knobs) knob_text += (knob_text.empty() ? "" : "; ") + k;
+  context["knobs"] = knob_text.empty() ? "none" : knob_text;
+  std::string environment;
+  for (const auto& [name, value] : convlab::environment_defaults_used())
+    environment += (environment.empty() ? "" : "; ") + name + "=" + value;
+  context["environment_defaults"] = environment.empty() ? "none" : environment;
 
   if (previous) {
     const std::string difference = settings_difference(*previous, context_as_file(context));

@@ -167,6 +167,10 @@ Row row_from_file(const SweepFile& f, std::size_t i) {
   r.reps = integer("reps"), r.gflops = real("gflops");
   r.workspace_bytes = integer("workspace_bytes"), r.total_bytes = integer("total_bytes");
   r.max_abs_err = real("max_abs_err"), r.max_rel_err = real("max_rel_err");
+  r.plan_kernel = text("plan_kernel"), r.plan_transform = text("plan_transform");
+  r.plan_tile = text("plan_tile"), r.plan_workspace_split = text("plan_workspace_split");
+  r.plan_details = text("plan_details"), r.knobs = text("knobs");
+  r.math_mode = text("math_mode"), r.family = text("family");
   return r;
 }
 
@@ -227,6 +231,8 @@ Row SelectTracker::select_row(const Group& g) const {
   out.cv = std::nullopt;
   out.reps = out.workspace_bytes = out.total_bytes = std::nullopt;
   out.max_abs_err = out.max_rel_err = std::nullopt;
+  out.plan_kernel = out.plan_transform = out.plan_tile = out.plan_workspace_split = "";
+  out.plan_details = out.knobs = out.math_mode = out.family = "";
   convlab::TimingTable timings;
   convlab::SelectOptions options;
   for (const Row& r : g.rows) {
@@ -261,6 +267,10 @@ Row SelectTracker::select_row(const Group& g) const {
       out.time_ms_max = r.time_ms_max, out.reps = r.reps, out.gflops = r.gflops;
       out.cv = r.cv;
       out.workspace_bytes = r.workspace_bytes, out.total_bytes = r.total_bytes;
+      out.plan_kernel = r.plan_kernel, out.plan_transform = r.plan_transform;
+      out.plan_tile = r.plan_tile, out.plan_workspace_split = r.plan_workspace_split;
+      out.plan_details = r.plan_details, out.knobs = r.knobs;
+      out.math_mode = r.math_mode, out.family = r.family;
     }
     out.reason = "chose " + s.describe() + within;
   } catch (const convlab::Error& e) {

@@ -1,0 +1,131 @@
+#include "options/knob_flags.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "cli.hpp"
+#include "convlab/error.hpp"
+#include "convlab/registry.hpp"
+
+namespace convbench {
+
+namespace {
+
+bool declares(const convlab::Algorithm& algorithm, const std::string& knob) {
+  const auto& knobs = algorithm.info().knobs;
+  return std::any_of(knobs.begin(), knobs.end(),
+                     [&](const convlab::KnobSpec& k) { return k.name == knob; });
+}
+
+std::string knob_names(const convlab::Algorithm& algorithm) {
+  std::string names;
+  for (const convlab::KnobSpec& k : algorithm.info().knobs)
+    names += (names.empty() ? "" : ", ") + k.name;
+  return names.empty() ? "none" : names;
+}
+
+// Resolving is the validation: it throws for an unknown knob or a bad value.
+void validate(const convlab::Algorithm& algorithm, const convlab::KnobValues& given,
+              const std::string& flag) {
+  try {
+    (void)convlab::resolve_knobs(algorithm.name(), algorithm.info().knobs, given);
+  } catch (const convlab::Error& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+KnobFlag parse_knob_flag(const std::string& text) {
+  const size_t eq = text.find('=');
+  const size_t dot = eq == std::string::npos ? std::string::npos : text.rfind('.', eq);
+  if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == eq) {
+    throw UsageError("--knob '" + text +
+                     "': expected ALGO.KNOB=VALUE, e.g. cpu.fft.planner=estimate");
+  }
+  return {text.substr(0, dot), text.substr(dot + 1, eq - dot - 1), text.substr(eq + 1), text};
+}
+
+void apply_knob_flags(const std::vector<KnobFlag>& flags,
+                      const std::vector<const convlab::Algorithm*>& algorithms,
+                      std::vector<Case>& cases) {
+  std::map<const convlab::Algorithm*, convlab::KnobValues> given;
+  for (const KnobFlag& flag : flags) {
+    const std::string where = "--knob '" + flag.text + "'";
+    const bool exact = flag.pattern.find_first_of("*?") == std::string::npos;
+    std::vector<const convlab::Algorithm*> matched;
+    for (const convlab::Algorithm* a : algorithms) {
+      if (convlab::glob_match(flag.pattern, a->name())) matched.push_back(a);
+    }
+    if (matched.empty()) {
+      std::string names;
+      for (const convlab::Algorithm* a : algorithms) names += (names.empty() ? "" : ", ") + a->name();
+      throw UsageError(where + ": '" + flag.pattern +
+                       "' matches no algorithm of this sweep (" + names + ")");
+    }
+    bool used = false;
+    for (const convlab::Algorithm* a : matched) {
+      if (!declares(*a, flag.knob)) {
+        if (exact) {
+          throw UsageError(where + ": " + a->name() + " has no knob '" + flag.knob +
+                           "' (its knobs: " + knob_names(*a) + ")");
+        }
+        continue;  // a glob sets the knob where it exists
+      }
+      given[a][flag.knob] = flag.value;
+      validate(*a, given[a], where);
+      used = true;
+    }
+    if (!used) {
+      throw UsageError(where + ": no algorithm matching '" + flag.pattern + "' has a knob '" +
+                       flag.knob + "' (" + matched.front()->name() + "'s knobs: " +
+                       knob_names(*matched.front()) + ")");
+    }
+  }
+  for (Case& c : cases) {
+    auto it = given.find(c.algorithm);
+    if (it == given.end()) continue;
+    for (const auto& [knob, value] : it->second) c.knobs[knob] = value;
+  }
+}
+
+std::vector<std::string> parse_devices(const std::string& text) {
+  std::vector<std::string> devices;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string d = text.substr(start, end - start);
+    if (d.empty() || d.size() > 4 || d.find_first_not_of("0123456789") != std::string::npos) {
+      throw UsageError("--devices '" + text + "': expected device numbers, e.g. 0,1");
+    }
+    if (std::find(devices.begin(), devices.end(), d) != devices.end()) {
+      throw UsageError("--devices '" + text + "': device " + d + " given twice");
+    }
+    devices.push_back(d);
+    start = end + 1;
+  }
+  return devices;
+}
+
+void apply_devices(const std::vector<std::string>& devices,
+                   const std::vector<const convlab::Algorithm*>& algorithms,
+                   std::vector<Case>& cases) {
+  const std::string where = "--devices";
+  for (const convlab::Algorithm* a : algorithms) {
+    if (!declares(*a, "device")) {
+      throw UsageError(where + ": " + a->name() + " has no 'device' knob (its knobs: " +
+                       knob_names(*a) + "); choose algorithms that run on a GPU with --algos");
+    }
+    for (const std::string& d : devices) validate(*a, {{"device", d}}, where + " " + d);
+  }
+  int64_t group = -1;
+  const Case* previous = nullptr;
+  for (Case& c : cases) {
+    if (!previous || c.layer_index != previous->layer_index || c.pass != previous->pass) ++group;
+    previous = &c;
+    c.knobs["device"] = devices[static_cast<size_t>(group) % devices.size()];
+  }
+}
+
+}  // namespace convbench
