@@ -79,6 +79,11 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "validated against their schemas (repeatable; see docs/convbench.md)")
       ->type_name("ALGO.KNOB=VALUE")
       ->allow_extra_args(false);
+  run->add_option("--fill", o.fill,
+                  "Inputs: random (uniform in [-1,1)), integers (exact sums), nan@I or inf@I "
+                  "(random, element I of the first input NaN or +Inf)")
+      ->type_name("KIND")
+      ->capture_default_str();
   return run;
 }
 

@@ -39,6 +39,7 @@ struct RunOptions {
   uint64_t seed = 1;
   std::optional<std::string> dump;
   std::vector<std::string> knobs;  ///< --knob ALGO.KNOB=VALUE (repeatable)
+  std::string fill = "random";     ///< --fill random|integers|nan@I|inf@I
   // Issue 5 (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
   std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
   std::optional<std::string> card;           ///< --card ID: its usable memory is the budget

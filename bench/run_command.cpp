@@ -15,6 +15,7 @@
 #include "convlab/error.hpp"
 #include "dump.hpp"
 #include "options/knob_flags.hpp"
+#include "sweep/inputs.hpp"
 #include "reporters.hpp"
 #include "runner.hpp"
 #include "sweep_control.hpp"
@@ -99,6 +100,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     throw UsageError("--resume appends to the rows of a CSV --out FILE.csv; give one");
   }
   SweepSpec spec;
+  FillSpec fill;
   std::vector<Case> cases;
   std::vector<const convlab::Algorithm*> algorithms;
   std::vector<std::string> skipped;
@@ -125,6 +127,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     std::vector<KnobFlag> knob_flags;
     for (const std::string& k : o.knobs) knob_flags.push_back(parse_knob_flag(k));
     apply_knob_flags(knob_flags, algorithms, cases);
+    fill = parse_fill(o.fill);
     for (const Case& c : cases) make_row(c);  // resolves every knob: environment defaults read
     if (o.dump) check_dump_directory(*o.dump);
   } catch (const convlab::Error& e) {
@@ -185,6 +188,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   for (const auto& [name, value] : convlab::environment_defaults_used())
     environment += (environment.empty() ? "" : "; ") + name + "=" + value;
   context["environment_defaults"] = environment.empty() ? "none" : environment;
+  context["fill"] = fill.text;
 
   if (previous) {
     const std::string difference = settings_difference(*previous, context_as_file(context));
@@ -246,6 +250,8 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   run.check = o.check;
   run.seed = o.seed;
   run.dumper = dumper.get();
+  InputCache inputs(o.seed, fill);
+  run.inputs = &inputs;
   if (budget) {
     run.budget = budget->bytes;
     run.budget_label = budget->label;

@@ -89,43 +89,4 @@ void apply_knob_flags(const std::vector<KnobFlag>& flags,
   }
 }
 
-std::vector<std::string> parse_devices(const std::string& text) {
-  std::vector<std::string> devices;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string d = text.substr(start, end - start);
-    if (d.empty() || d.size() > 4 || d.find_first_not_of("0123456789") != std::string::npos) {
-      throw UsageError("--devices '" + text + "': expected device numbers, e.g. 0,1");
-    }
-    if (std::find(devices.begin(), devices.end(), d) != devices.end()) {
-      throw UsageError("--devices '" + text + "': device " + d + " given twice");
-    }
-    devices.push_back(d);
-    start = end + 1;
-  }
-  return devices;
-}
-
-void apply_devices(const std::vector<std::string>& devices,
-                   const std::vector<const convlab::Algorithm*>& algorithms,
-                   std::vector<Case>& cases) {
-  const std::string where = "--devices";
-  for (const convlab::Algorithm* a : algorithms) {
-    if (!declares(*a, "device")) {
-      throw UsageError(where + ": " + a->name() + " has no 'device' knob (its knobs: " +
-                       knob_names(*a) + "); choose algorithms that run on a GPU with --algos");
-    }
-    for (const std::string& d : devices) validate(*a, {{"device", d}}, where + " " + d);
-  }
-  int64_t group = -1;
-  const Case* previous = nullptr;
-  for (Case& c : cases) {
-    if (!previous || c.layer_index != previous->layer_index || c.pass != previous->pass) ++group;
-    previous = &c;
-    c.knobs["device"] = devices[static_cast<size_t>(group) % devices.size()];
-  }
-}
-
 }  // namespace convbench

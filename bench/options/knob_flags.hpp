@@ -1,5 +1,5 @@
 #pragma once
-// --knob ALGO.KNOB=VALUE and --devices: knob values given on the command line, validated
+// --knob ALGO.KNOB=VALUE: knob values given on the command line, validated
 // against each matched algorithm's own schema before anything runs, and attached to the
 // cases that pass them to Algorithm::plan().
 
@@ -30,15 +30,5 @@ KnobFlag parse_knob_flag(const std::string& text);
 void apply_knob_flags(const std::vector<KnobFlag>& flags,
                       const std::vector<const convlab::Algorithm*>& algorithms,
                       std::vector<Case>& cases);
-
-/// --devices 0,1: the device numbers, in order; UsageError for a malformed list.
-std::vector<std::string> parse_devices(const std::string& text);
-
-/// Spreads the (layer, pass) groups over `devices` in turn (group g on device g mod D) by
-/// setting each case's `device` knob. Every algorithm of the sweep must have a `device`
-/// knob and accept each device (UsageError naming the algorithm otherwise).
-void apply_devices(const std::vector<std::string>& devices,
-                   const std::vector<const convlab::Algorithm*>& algorithms,
-                   std::vector<Case>& cases);
 
 }  // namespace convbench
