@@ -36,6 +36,11 @@ struct AccuracyReport {
   double max_rel_err = 0;   ///< max_i |y_i - ref_i| / A_i  (A_i = sum |a||b| of output i)
   double worst_ratio = 0;   ///< largest error / bound over the elements (or planes): <= 1 passes
   int64_t nonfinite = 0;    ///< outputs that are NaN or Inf where the reference is finite
+  /// Outputs where the reference is NaN or Inf and the output is not the same (a finite
+  /// value, NaN for an infinity, the other infinity): IEEE propagation was lost.
+  int64_t nonfinite_mismatch = 0;
+  /// Outputs that are NaN or Inf exactly where the reference is (not counted in the errors).
+  int64_t nonfinite_matched = 0;
   bool within_bound = true;
   std::string detail;       ///< where the worst element is, for messages
 };
