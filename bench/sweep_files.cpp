@@ -8,6 +8,8 @@
 
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "convlab/text_input.hpp"
+#include "runner.hpp"
 #include "sweep_control.hpp"
 
 namespace convbench {
@@ -80,11 +82,9 @@ std::vector<std::string> record(const std::string& text, size_t& pos, bool& comp
 }  // namespace
 
 SweepFile read_sweep_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw convlab::Error(convlab::ErrorCode::io, "cannot read '" + path + "'");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  // Bounded like every input (convlab/text_input.hpp): /dev/zero or a huge file given to
+  // merge or --resume costs at most the limit, and is refused naming it.
+  const std::string text = convlab::read_text_file(path, "sweep CSV");
   SweepFile f;
   f.path = path;
   size_t pos = 0;
@@ -179,18 +179,42 @@ bool per_run_key(const std::string& key) {
          key == "shard_cases" || key == "worker";
 }
 
-std::string settings_difference(const SweepFile& a, const SweepFile& b) {
+std::string settings_difference(const SweepFile& a, const SweepFile& b, bool case_list) {
   std::set<std::string> keys;
   for (const auto& kv : a.meta) keys.insert(kv.first);
   for (const auto& kv : b.meta) keys.insert(kv.first);
-  for (const std::string& key : keys) {
-    if (per_run_key(key)) continue;
+  auto differs = [&](const std::string& key) -> std::string {
     const std::string* x = a.meta_value(key);
     const std::string* y = b.meta_value(key);
-    if (x && y && *x == *y) continue;
+    if ((x && y && *x == *y) || (!x && !y)) return {};
     return key + ": '" + (x ? *x : "(absent)") + "' vs '" + (y ? *y : "(absent)") + "'";
+  };
+  const char* const case_keys[] = {"sweep_cases", "sweep_digest"};
+  for (const std::string& key : keys) {
+    if (per_run_key(key) || key == case_keys[0] || key == case_keys[1]) continue;
+    if (std::string d = differs(key); !d.empty()) return d;
   }
   if (a.header != b.header) return "the columns differ";
+  if (!case_list) return {};
+  for (const char* key : case_keys) {
+    if (std::string d = differs(key); !d.empty()) return "the list of cases differs (" + d + ")";
+  }
+  return {};
+}
+
+std::string case_identity(const Case& c) {
+  const Row r = make_row(c);
+  return r.suite + "|" + r.layer + "|" + case_key(r.descriptor, r.pass, r.algorithm, r.device);
+}
+
+std::string row_outside_sweep(const SweepFile& file, const std::vector<Case>& sweep) {
+  std::set<std::string> keys;
+  for (const Case& c : sweep) keys.insert(case_identity(c));
+  const int algorithm = file.column("algorithm");
+  for (std::size_t i = 0; i < file.rows.size(); ++i) {
+    if (algorithm >= 0 && file.rows[i][algorithm] == "select") continue;
+    if (!keys.count(file.key(i))) return file.key(i);
+  }
   return {};
 }
 

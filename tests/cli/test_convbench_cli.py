@@ -27,8 +27,8 @@ COLUMNS = ["suite", "layer", "descriptor", "pass", "algorithm", "device", "statu
            "math_mode", "family"]
 CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "threads", "devices",
                 "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",
-                "warmup", "max_time_s", "check", "mb", "passes", "algorithms", "command", "knobs",
-                "environment_defaults", "fill"]
+                "warmup", "max_time_s", "check", "mb", "passes", "algorithms", "command",
+                "sweep_cases", "sweep_digest", "knobs", "environment_defaults", "fill"]
 TINY = "mb2ic3ih7oc4kh3ph1n\"tiny\""
 QUICK = ["--reps", "2", "--warmup", "0"]
 
