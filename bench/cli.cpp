@@ -62,8 +62,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
             const bool number = !value.empty() && end == value.c_str() + value.size();
             return number && std::isfinite(d) && d >= 0 && d <= 1e9
                        ? std::string()
-                       : "--max-time must be a number of seconds in [0, 1e9], got '" + value +
-                             "'";
+                       : "--max-time must be a number of seconds in [0, 1e9], got '" + value + "'";
           },
           "SECONDS in [0, 1e9]"))
       ->capture_default_str();

@@ -158,9 +158,8 @@ void check_vary_size(std::size_t bases, const std::vector<VaryAxis>& axes, int64
   std::string factors = std::to_string(bases) + " shapes";
   for (const VaryAxis& a : axes) {
     factors += " x " + std::to_string(a.values.size()) + " " + a.field;
-    combinations = combinations > static_cast<uint64_t>(max_cases)
-                       ? combinations
-                       : combinations * a.values.size();
+    combinations = combinations > static_cast<uint64_t>(max_cases) ? combinations
+                                                                   : combinations * a.values.size();
   }
   if (combinations > static_cast<uint64_t>(max_cases)) {
     throw UsageError("--vary: " + factors + " is more than --max-cases " +

@@ -79,8 +79,8 @@ void check_output_path(const std::string& path, const std::string& flag,
     throw UsageError(named + ": directory '" + folder + "' does not exist");
   }
   if (::access(folder.c_str(), W_OK) != 0) {
-    throw UsageError(named + ": directory '" + folder + "' is not writable: " +
-                     std::strerror(errno));
+    throw UsageError(named + ": directory '" + folder +
+                     "' is not writable: " + std::strerror(errno));
   }
   struct stat partial {};
   const std::string journal = partial_path(path);
@@ -134,8 +134,8 @@ OutputFile::OutputFile(std::string path, std::string flag, OnAbandon on_abandon)
       if (error == EWOULDBLOCK) {
         throw UsageError(flag_ + " '" + path_ +
                          "' is being written by another convbench process (it holds the "
-                         "lock on '" + p + "'); wait for it to finish or give another " +
-                         flag_);
+                         "lock on '" +
+                         p + "'); wait for it to finish or give another " + flag_);
       }
       throw io_error("locking", p, error);
     }
@@ -181,8 +181,8 @@ void OutputFile::commit() {
   finish_writing();
   // Renamed while still locked: no second writer can open the name in between.
   if (std::rename(partial().c_str(), path_.c_str()) != 0) {
-    throw convlab::Error(convlab::ErrorCode::io, "cannot rename '" + partial() + "' to '" +
-                                                     path_ + "': " + std::strerror(errno));
+    throw convlab::Error(convlab::ErrorCode::io, "cannot rename '" + partial() + "' to '" + path_ +
+                                                     "': " + std::strerror(errno));
   }
   done_ = true;
   sync_folder(path_);

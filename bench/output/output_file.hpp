@@ -14,8 +14,8 @@
 // Symbolic links are refused rather than written through: renaming into place would replace
 // the link itself, not its target, and writing through it would defeat the rename.
 
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 

@@ -17,8 +17,8 @@
 #include "convlab/registry.hpp"
 #include "reporters.hpp"
 #include "runner.hpp"
-#include "sweep/inputs.hpp"
 #include "suites.hpp"
+#include "sweep/inputs.hpp"
 
 namespace convbench {
 namespace {
@@ -36,8 +36,8 @@ enum class Behaviour {
   over_budget,
   unsupported,
   unavailable,
-  drop_nan,     // the reference's answer with every NaN replaced by 0 (propagation lost)
-  flip_inf,     // the reference's answer with every infinity negated
+  drop_nan,  // the reference's answer with every NaN replaced by 0 (propagation lost)
+  flip_inf,  // the reference's answer with every infinity negated
 };
 
 class FakePlan final : public convlab::Plan {
