@@ -85,7 +85,19 @@ std::vector<convlab::Pass> parse_passes(const std::string& text) {
 std::vector<Case> build_cases(const SweepSpec& spec) {
   const std::vector<SweepLayer> layers = collect_layers(spec);
   const std::vector<const convlab::Algorithm*> algorithms = select_algorithms(spec);
+  const uint64_t total = static_cast<uint64_t>(layers.size()) * spec.passes.size() *
+                         algorithms.size();  // each factor < 2^20: no overflow
+  if (spec.max_cases && total > static_cast<uint64_t>(*spec.max_cases)) {
+    throw Error(ErrorCode::invalid_argument,
+                "the sweep has " + std::to_string(total) + " cases (" +
+                    std::to_string(layers.size()) + " layers x " +
+                    std::to_string(spec.passes.size()) + " passes x " +
+                    std::to_string(algorithms.size()) + " algorithms), more than --max-cases " +
+                    std::to_string(*spec.max_cases) + "; give --max-cases " +
+                    std::to_string(total) + " to run it, or fewer layers or algorithms");
+  }
   std::vector<Case> cases;
+  cases.reserve(static_cast<size_t>(total));
   for (size_t l = 0; l < layers.size(); ++l) {
     for (convlab::Pass pass : spec.passes) {
       for (const convlab::Algorithm* algorithm : algorithms) {

@@ -35,6 +35,8 @@ struct SweepSpec {
   std::optional<std::string> algos;      ///< --algos GLOBS; none = the default set
   std::vector<convlab::Pass> passes;     ///< --passes (never empty)
   bool check = false;                    ///< --check (the default set then includes reference)
+  /// --max-cases: build_cases refuses a larger sweep before making its cases.
+  std::optional<int64_t> max_cases;
 };
 
 /// One (layer, pass, algorithm) of the sweep.
@@ -45,6 +47,9 @@ struct Case {
   convlab::Layer layer;
   convlab::Pass pass = convlab::Pass::forward;
   const convlab::Algorithm* algorithm = nullptr;
+  /// The knobs given for this case's algorithm (--knob, and the device of --devices); the
+  /// algorithm resolves the rest. Validated before the sweep starts.
+  convlab::KnobValues knobs;
 };
 
 /// The layers of the sweep in command-line order: suites, then batch files, then shapes; the
@@ -61,6 +66,8 @@ std::vector<const convlab::Algorithm*> select_algorithms(const SweepSpec& spec);
 std::vector<convlab::Pass> parse_passes(const std::string& text);
 
 /// layers x passes x algorithms, layer-major, so the rows of one layer and pass sit together.
+/// Error{invalid_argument} when there are more than spec.max_cases, counted before any case
+/// is made (a 100000-line shape file times every algorithm would take gigabytes).
 std::vector<Case> build_cases(const SweepSpec& spec);
 
 /// The seed of a case's inputs: a hash of the sweep seed, the descriptor and the pass, so every

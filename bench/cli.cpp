@@ -1,5 +1,9 @@
 #include "cli.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
 namespace convbench {
 
 CLI::App* add_list_command(CLI::App& app, ListOptions& options) {
@@ -50,7 +54,17 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "Stop repeating a case once its timed runs add up to this many seconds "
                   "(after at least one); 0 = always --reps")
       ->type_name("SECONDS")
-      ->check(CLI::Range(0.0, 1e9))
+      // CLI::Range lets NaN through (every comparison with it is false).
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            char* end = nullptr;
+            const double d = std::strtod(value.c_str(), &end);
+            const bool number = !value.empty() && end == value.c_str() + value.size();
+            return number && std::isfinite(d) && d >= 0 && d <= 1e9
+                       ? std::string()
+                       : "--max-time must be a number of seconds in [0, 1e9], got '" + value + "'";
+          },
+          "SECONDS in [0, 1e9]"))
       ->capture_default_str();
   run->add_flag("--check{auto}", o.check_scope,
                 "Compare each output with the reference; outside the error bound = error. "
@@ -65,20 +79,36 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "Also write the rows to FILE: CSV or JSON by its suffix (.csv, .json) or "
                   "by --format")
       ->type_name("FILE");
-  // CLI11 would wrap "-5" into a huge uint64_t seed; a negative seed is a typo, so say so.
+  // CLI11 would wrap "-5" into a huge uint64_t seed, and a seed past 2^64 - 1 is not what
+  // was typed either: both are refused, naming the value.
   run->add_option("--seed", o.seed, "Seed of the random inputs")
       ->type_name("N")
       ->check(CLI::Validator(
           [](std::string& value) {
-            return value.find('-') == std::string::npos
+            const bool digits =
+                !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+            errno = 0;
+            if (digits) (void)std::strtoull(value.c_str(), nullptr, 10);
+            return digits && errno != ERANGE
                        ? std::string()
-                       : "the seed must be a number >= 0, got '" + value + "'";
+                       : "the seed must be a whole number from 0 to 18446744073709551615, got '" +
+                             value + "'";
           },
           "N>=0"))
       ->capture_default_str();
   run->add_option("--dump", o.dump,
                   "Write each case's inputs and output as .npy files and a manifest.json to DIR")
       ->type_name("DIR");
+  run->add_option("--knob", o.knobs,
+                  "ALGO.KNOB=VALUE: a knob of the algorithms matching ALGO (a name or glob), "
+                  "validated against their schemas (repeatable; see docs/convbench.md)")
+      ->type_name("ALGO.KNOB=VALUE")
+      ->allow_extra_args(false);
+  run->add_option("--fill", o.fill,
+                  "Inputs: random (uniform in [-1,1)), integers (exact sums), nan@I or inf@I "
+                  "(random, element I of the first input NaN or +Inf)")
+      ->type_name("KIND")
+      ->capture_default_str();
   return run;
 }
 

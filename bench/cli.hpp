@@ -39,6 +39,8 @@ struct RunOptions {
   std::optional<std::string> out;
   uint64_t seed = 1;
   std::optional<std::string> dump;
+  std::vector<std::string> knobs;  ///< --knob ALGO.KNOB=VALUE (repeatable)
+  std::string fill = "random";     ///< --fill random|integers|nan@I|inf@I
   // Issue 5 (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
   std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
   std::optional<std::string> card;           ///< --card ID: its usable memory is the budget
@@ -47,6 +49,7 @@ struct RunOptions {
   bool resume = false;                       ///< --resume: skip the cases already in --out
   std::optional<std::string> shard;          ///< --shard I/N (default from SLURM_ARRAY_*)
   std::vector<std::string> vary;             ///< --vary FIELD=START:STOP[:STEP]
+  int64_t max_cases = 10000;                 ///< --max-cases: the largest sweep run unasked
   std::optional<std::string> devices;        ///< --devices 0,1: one worker per device
   std::optional<std::string> worker;         ///< --worker d/D: set by --devices for a worker
   std::vector<std::string> argv;             ///< the command line, for --devices' workers
@@ -60,14 +63,5 @@ int run_list(const ListOptions& options);
 /// `convbench run`; returns the exit status (0 all rows ok or unsupported, 1 any error row).
 /// Throws UsageError for bad input, before any output file is opened.
 int run_sweep(const RunOptions& options, const std::string& command_line);
-
-/// Checks, before any work, that an output file can be written: not a directory, writable if
-/// it exists, else in an existing writable directory. UsageError naming `flag` otherwise.
-void check_writable(const std::string& path, const std::string& flag = "--out");
-/// Where an output is written until it is complete (FILE.partial beside FILE), so that a run
-/// that dies half-way leaves an existing FILE as it was.
-std::string partial_path(const std::string& path);
-/// Renames partial_path(path) over `path` once the output is complete; Error{io} on failure.
-void finish_partial(const std::string& path);
 
 }  // namespace convbench

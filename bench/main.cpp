@@ -9,6 +9,7 @@
 #include "cli.hpp"
 #include "commands/compare.hpp"
 #include "context.hpp"
+#include "output/checked_stream.hpp"
 #include "research.hpp"
 
 namespace {
@@ -30,7 +31,9 @@ std::string one_line(std::string text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int dispatch(int argc, char** argv) {
   CLI::App app{"convbench: which convolution strategy is fastest, and what it costs in memory"};
   app.set_version_flag("--version", std::string("convbench ") + convbench::convbench_version());
   app.require_subcommand(1);
@@ -87,4 +90,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 2;
+}
+
+}  // namespace
+
+// Every byte on stdout goes through a checked buffer: `> /dev/full` or a closed pipe is a
+// failure (exit 1, naming stdout and the cause), not a silent exit 0.
+int main(int argc, char** argv) {
+  convbench::CheckedStdout out;
+  int status = dispatch(argc, argv);
+  try {
+    out.finish();
+  } catch (const std::exception& e) {
+    std::cerr << "convbench: error: " << one_line(e.what()) << "\n";
+    if (status == 0) status = 1;
+  }
+  return status;
 }

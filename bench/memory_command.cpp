@@ -10,6 +10,7 @@
 #include "convlab/error.hpp"
 #include "convlab/memory.hpp"
 #include "convlab/registry.hpp"
+#include "output/output_file.hpp"
 #include "reporters.hpp"
 #include "research.hpp"
 
@@ -156,7 +157,7 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
   const std::vector<const convlab::Card*> cards = resolve_cards(o.cards, db, "");
   if (o.out) {
     const std::string& p = *o.out;
-    check_writable(p);  // now, not after the work: a typo is bad input (exit 2)
+    check_output_path(p, "--out", card_file_inputs(o.cards));  // now, not after the work: exit 2
     if (!(p.size() > 4 && (p.compare(p.size() - 4, 4, ".csv") == 0 ||
                            (p.size() > 5 && p.compare(p.size() - 5, 5, ".json") == 0)))) {
       throw UsageError("--out '" + p + "': name it .csv or .json");
@@ -287,14 +288,14 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
   if (format == "json") write_json(std::cout, context, rows);
   if (format == "table") write_table(std::cout, rows, !cards.empty());
   if (o.out) {
-    std::ofstream file(*o.out);
-    if (!file) throw convlab::Error(convlab::ErrorCode::io, "cannot write --out '" + *o.out + "'");
+    OutputFile output(*o.out, "--out", OutputFile::OnAbandon::remove);
+    std::ostream& file = output.begin();
     if (o.out->size() > 5 && o.out->compare(o.out->size() - 5, 5, ".json") == 0) {
       write_json(file, context, rows);
     } else {
       write_fields_csv(file, context, memory_columns(), rows);
     }
-    if (!file) throw convlab::Error(convlab::ErrorCode::io, "writing '" + *o.out + "' failed");
+    output.commit();
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "convlab/error.hpp"
+#include "output/output_file.hpp"
 #include "research.hpp"
 #include "sweep_control.hpp"
 #include "workers.hpp"
@@ -32,20 +33,35 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
+// The numbers merge reads from a file's metadata are checked like any input: a hand-edited
+// or damaged file is bad input naming the file and the key, not an exception from stoll.
+int64_t count_of(const SweepFile& f, const std::string& key) {
+  const std::string& text = *f.meta_value(key);
+  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError("merge: '" + f.path + "': the metadata " + key + " '" + text +
+                     "' is not a count");
+  }
+  return std::stoll(text);
+}
+
+bool is_part(const SweepFile& f) { return f.meta_value("shard") || f.meta_value("worker"); }
+
+std::optional<Shard> shard_of(const SweepFile& f) {
+  const std::string* text = f.meta_value("shard");
+  if (!text) return std::nullopt;
+  return parse_shard(*text, "merge: '" + f.path + "': the metadata shard");
+}
+
 }  // namespace
 
 int run_merge(const MergeOptions& o, const std::string& command_line) {
-  std::error_code ec;
-  for (const std::string& in : o.inputs) {
-    if (fs::exists(o.out, ec) && fs::exists(in, ec) && fs::equivalent(o.out, in, ec)) {
-      throw UsageError("merge: OUT '" + o.out + "' is also an input");
-    }
-  }
   const bool json = o.out.size() > 5 && o.out.compare(o.out.size() - 5, 5, ".json") == 0;
   if (!json && !(o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".csv") == 0)) {
     throw UsageError("merge: OUT '" + o.out + "': name it .csv or .json");
   }
-  check_writable(o.out, "merge: OUT");
+  std::vector<InputPath> inputs;
+  for (const std::string& in : o.inputs) inputs.push_back({in, "IN"});
+  check_output_path(o.out, "merge: OUT", inputs);
   std::vector<SweepFile> files;
   for (const std::string& in : o.inputs) {
     try {
@@ -59,7 +75,10 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
     }
   }
   for (size_t i = 1; i < files.size(); ++i) {
-    const std::string difference = settings_difference(files[0], files[i]);
+    // Parts of one sweep (shards, workers) must share its case list; whole sweeps of other
+    // layers with the same settings may be combined.
+    const std::string difference =
+        settings_difference(files[0], files[i], is_part(files[0]) || is_part(files[i]));
     if (!difference.empty()) {
       throw UsageError("merge: '" + files[i].path + "' was run with other settings than '" +
                        files[0].path + "' (" + difference + ")");
@@ -108,15 +127,15 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
     }
   }
   std::string shards_text;
-  const std::string* sweep_cases = files[0].meta_value("sweep_cases");
-  if (const std::string* shard = files[0].meta_value("shard")) {
-    const size_t slash = shard->find('/');
-    const int64_t n = slash == std::string::npos ? 0 : std::stoll(shard->substr(slash + 1));
+  const std::string* sweep_cases =
+      is_part(files[0]) ? files[0].meta_value("sweep_cases") : nullptr;
+  if (files[0].meta_value("shard")) {
+    const int64_t n = shard_of(files[0])->count;
     std::set<int64_t> present;
     for (const SweepFile& f : files) {
-      if (const std::string* s = f.meta_value("shard")) {
-        present.insert(std::stoll(s->substr(0, s->find('/'))));
-        shards_text += (shards_text.empty() ? "" : ", ") + *s;
+      if (const std::optional<Shard> s = shard_of(f)) {
+        present.insert(s->index);
+        shards_text += (shards_text.empty() ? "" : ", ") + s->text();
       }
     }
     for (int64_t i = 1; i <= n; ++i) {
@@ -128,7 +147,7 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
   }
   int64_t unaccounted = 0;
   if (sweep_cases) {
-    const int64_t expected = std::stoll(*sweep_cases);
+    const int64_t expected = count_of(files[0], "sweep_cases");
     // Cases named above are among those the count misses; the rest are whole groups.
     unaccounted = expected - static_cast<int64_t>(cases);
     for (const std::string& m : missing) unaccounted -= m.rfind("shard ", 0) != 0;
@@ -142,14 +161,15 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
   // missing cases (exit 1) leaves an existing OUT as it was and its rows in OUT.partial.
   const bool incomplete = !missing.empty() || unaccounted > 0;
   const bool ok = duplicates.empty() && (!incomplete || o.allow_incomplete);
-  const std::string partial = partial_path(o.out);
-  std::ofstream out(partial, std::ios::out | std::ios::trunc);
-  if (!out) throw convlab::Error(convlab::ErrorCode::io, "merge: cannot write '" + partial + "'");
-  const Summary summary = write_sweep(out, json ? Format::json : Format::csv, files, skip,
-                                      {"shard", "shard_cases", "worker"}, extra);
-  out.close();
-  if (!out) throw convlab::Error(convlab::ErrorCode::io, "merge: writing '" + partial + "' failed");
-  if (ok) finish_partial(o.out);
+  OutputFile output(o.out, "merge: OUT", OutputFile::OnAbandon::remove);
+  const std::string partial = output.partial();
+  const Summary summary = write_sweep(output.begin(), json ? Format::json : Format::csv, files,
+                                      skip, {"shard", "shard_cases", "worker"}, extra);
+  if (ok) {
+    output.commit();
+  } else {
+    output.keep();
+  }
 
   std::cerr << "convbench merge: " << summary.total() << " cases";
   if (sweep_cases) std::cerr << " of the sweep's " << *sweep_cases;

@@ -11,6 +11,7 @@
 #include "context.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "output/output_file.hpp"
 #include "reporters.hpp"
 #include "research.hpp"
 
@@ -135,7 +136,11 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
       throw UsageError(std::string("--calibrate '") + *o.calibrate + "': " + e.what());
     }
   }
-  if (o.out) check_writable(*o.out);  // before the work: a typo is bad input (exit 2)
+  if (o.out) {
+    std::vector<InputPath> inputs = card_file_inputs(o.cards);
+    if (o.calibrate) inputs.push_back({*o.calibrate, "--calibrate"});
+    check_output_path(*o.out, "--out", inputs);  // before the work: a typo is bad input (exit 2)
+  }
 
   std::vector<Fields> rows;
   // Per network and card: the total with the fastest algorithm per case, and per algorithm.
@@ -298,9 +303,9 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
   emit(std::cout, o.format.value_or("table"));
   if (o.out) {
     const bool json = o.out->size() > 5 && o.out->compare(o.out->size() - 5, 5, ".json") == 0;
-    std::ofstream file(*o.out);
-    if (!file) throw convlab::Error(convlab::ErrorCode::io, "cannot write --out '" + *o.out + "'");
-    emit(file, json ? "json" : "csv");
+    OutputFile output(*o.out, "--out", OutputFile::OnAbandon::remove);
+    emit(output.begin(), json ? "json" : "csv");
+    output.commit();
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "context.hpp"
 #include "convlab/cards.hpp"
+#include "output/output_file.hpp"
 
 namespace convbench {
 
@@ -85,6 +86,9 @@ SweepSpec layer_spec(const LayerOptions& options);
 std::vector<const convlab::Card*> resolve_cards(const std::vector<std::string>& values,
                                                 convlab::CardDatabase& db,
                                                 const std::string& fallback);
+
+/// The --cards values that name files (FILE.json), as inputs that no --out may overwrite.
+std::vector<InputPath> card_file_inputs(const std::vector<std::string>& values);
 
 /// Prints rows of cells as an aligned table (numbers right-aligned).
 void print_table(std::ostream& out, const std::vector<std::string>& titles,

@@ -65,6 +65,12 @@ void add_research_run_options(CLI::App* run, RunOptions& o) {
                   "FIELD=START:STOP[:STEP] (STEP +N or *N), repeatable: the Cartesian product "
                   "over each --shape, e.g. kh=3:15:2 or ih=16:256:*2")
       ->allow_extra_args(false);
+  run->add_option("--max-cases", o.max_cases,
+                  "Refuse a sweep of more cases than this (layers x passes x algorithms, "
+                  "--vary combinations included) before anything runs")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
   run->add_option("--devices", o.devices,
                   "Run the cases on these GPUs at once, one worker process per device, e.g. 0,1");
   run->add_option("--worker", o.worker, "(internal) the part of the cases of a --devices worker")
@@ -177,6 +183,14 @@ std::vector<const convlab::Card*> resolve_cards(const std::vector<std::string>& 
   } catch (const convlab::Error& e) {
     throw UsageError(std::string("--cards: ") + e.what());
   }
+}
+
+std::vector<InputPath> card_file_inputs(const std::vector<std::string>& values) {
+  std::vector<InputPath> inputs;
+  for (const std::string& v : values) {
+    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) inputs.push_back({v, "--cards"});
+  }
+  return inputs;
 }
 
 void print_table(std::ostream& out, const std::vector<std::string>& titles,

@@ -46,6 +46,14 @@ const std::vector<Column>& row_columns() {
       {"total_bytes", [](const Row& r) { return optional_cell(r.total_bytes); }},
       {"max_abs_err", [](const Row& r) { return optional_cell(r.max_abs_err); }},
       {"max_rel_err", [](const Row& r) { return optional_cell(r.max_rel_err); }},
+      {"plan_kernel", [](const Row& r) -> Cell { return r.plan_kernel; }},
+      {"plan_transform", [](const Row& r) -> Cell { return r.plan_transform; }},
+      {"plan_tile", [](const Row& r) -> Cell { return r.plan_tile; }},
+      {"plan_workspace_split", [](const Row& r) -> Cell { return r.plan_workspace_split; }},
+      {"plan_details", [](const Row& r) -> Cell { return r.plan_details; }},
+      {"knobs", [](const Row& r) -> Cell { return r.knobs; }},
+      {"math_mode", [](const Row& r) -> Cell { return r.math_mode; }},
+      {"family", [](const Row& r) -> Cell { return r.family; }},
   };
   return columns;
 }

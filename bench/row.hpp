@@ -40,6 +40,15 @@ struct Row {
   std::optional<int64_t> total_bytes;      ///< x + w + y + workspace on the device
   std::optional<double> max_abs_err;  ///< --check: max |y - ref|
   std::optional<double> max_rel_err;  ///< --check: max |y - ref| / sum|a||b|
+  // What planning chose (convlab::PlanInfo), empty when the case did not get to plan.
+  std::string plan_kernel;
+  std::string plan_transform;
+  std::string plan_tile;
+  std::string plan_workspace_split;  ///< PlanInfo::format_workspace_split()
+  std::string plan_details;          ///< PlanInfo::details as "name=value;..."
+  std::string knobs;      ///< format_knobs of the knobs as resolved (by the plan when planned)
+  std::string math_mode;  ///< the plan's math mode, else the algorithm's default one
+  std::string family;     ///< AlgorithmInfo::family
 };
 
 /// A cell of a row: absent (empty in CSV, null in JSON), text, integer or real.

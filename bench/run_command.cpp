@@ -14,6 +14,10 @@
 #include "cli.hpp"
 #include "convlab/error.hpp"
 #include "dump.hpp"
+#include "options/knob_flags.hpp"
+#include "output/checked_stream.hpp"
+#include "output/output_file.hpp"
+#include "sweep/inputs.hpp"
 #include "reporters.hpp"
 #include "runner.hpp"
 #include "sweep_control.hpp"
@@ -42,6 +46,31 @@ Format file_format(const std::string& path, const std::optional<std::string>& fo
                    "': name it .csv or .json, or give --format csv or --format json");
 }
 
+// The files this run reads, which no output may be.
+std::vector<InputPath> run_inputs(const RunOptions& o) {
+  std::vector<InputPath> inputs;
+  for (const std::string& f : o.batch_files) inputs.push_back({f, "--batch-file"});
+  for (const std::string& f : o.cards) inputs.push_back({f, "--cards"});
+  return inputs;
+}
+
+// The first `bytes` of `path` (the complete rows of a finished sweep that --resume continues).
+void copy_prefix(const std::string& path, std::size_t bytes, std::ostream& out) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chunk(1 << 16);
+  while (bytes > 0 && in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(std::min(bytes, chunk.size())));
+    const std::size_t got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    out.write(chunk.data(), static_cast<std::streamsize>(got));
+    bytes -= got;
+  }
+  if (bytes > 0) {
+    throw convlab::Error(convlab::ErrorCode::io, "--resume: cannot read '" + path + "' again");
+  }
+  check_stream(out);
+}
+
 std::string join_names(const std::vector<const convlab::Algorithm*>& algorithms) {
   std::string names;
   for (const auto* a : algorithms) names += (names.empty() ? "" : ",") + a->name();
@@ -50,48 +79,20 @@ std::string join_names(const std::vector<const convlab::Algorithm*>& algorithms)
 
 }  // namespace
 
-void check_writable(const std::string& path, const std::string& flag) {
-  std::error_code ec;
-  const fs::path p(path);
-  if (fs::exists(p, ec)) {
-    if (fs::is_directory(p, ec)) throw UsageError(flag + " '" + path + "' is a directory");
-    if (::access(p.c_str(), W_OK) != 0) {
-      throw UsageError(flag + " '" + path + "' is not writable: " + std::strerror(errno));
-    }
-    return;
-  }
-  fs::path parent = p.parent_path();
-  if (parent.empty()) parent = ".";
-  if (!fs::is_directory(parent, ec)) {
-    throw UsageError(flag + " '" + path + "': directory '" + parent.string() + "' does not exist");
-  }
-  if (::access(parent.c_str(), W_OK) != 0) {
-    throw UsageError(flag + " '" + path + "': directory '" + parent.string() +
-                     "' is not writable: " + std::strerror(errno));
-  }
-}
-
-std::string partial_path(const std::string& path) { return path + ".partial"; }
-
-void finish_partial(const std::string& path) {
-  std::error_code ec;
-  fs::rename(partial_path(path), path, ec);
-  if (ec) {
-    throw convlab::Error(convlab::ErrorCode::io, "cannot rename '" + partial_path(path) +
-                                                     "' to '" + path + "': " + ec.message());
-  }
-}
-
 int run_sweep(const RunOptions& o, const std::string& command_line) {
   // --devices: this process only starts one worker per device and merges their rows.
-  if (o.devices && !o.worker) return run_with_workers(o);
+  if (o.devices && !o.worker) {
+    if (o.out) check_output_path(*o.out, "--out", run_inputs(o));
+    return run_with_workers(o);
+  }
 
   // 1. Everything the user gave is checked and the case list built: any failure here is bad
   //    input (exit 2) and nothing has been written.
   const Format stdout_format = o.format ? parse_format(*o.format) : Format::table;
   std::optional<Format> out_format;
   if (o.out) {
-    check_writable(*o.out);  // first: "is a directory" says more than "no suffix"
+    // First: "is a directory" says more than "no suffix".
+    check_output_path(*o.out, "--out", run_inputs(o));
     out_format = file_format(*o.out, o.format);
   }
   if (o.resume && (!o.out || *out_format != Format::csv)) {
@@ -99,6 +100,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   }
   SweepSpec spec;
   convlab::CheckScope check_scope;
+  FillSpec fill;
   std::vector<Case> cases;
   std::vector<const convlab::Algorithm*> algorithms;
   std::vector<std::string> skipped;
@@ -106,8 +108,17 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     spec.shapes = o.shapes;
     if (!o.vary.empty()) {
       if (o.shapes.empty()) throw UsageError("--vary needs a base --shape to vary");
+      if (o.mb) {
+        for (const std::string& v : o.vary) {
+          if (v.rfind("mb=", 0) == 0) {
+            throw UsageError("--vary '" + v + "' and --mb " + std::to_string(*o.mb) +
+                             " together: --mb would override every varied mb; give one");
+          }
+        }
+      }
       std::vector<VaryAxis> axes;
       for (const std::string& v : o.vary) axes.push_back(parse_vary(v));
+      check_vary_size(o.shapes.size(), axes, o.max_cases);
       spec.shapes = expand_vary(o.shapes, axes, skipped);
       if (spec.shapes.empty()) {
         throw UsageError("--vary: no combination is a valid convolution (" + skipped.front() +
@@ -121,8 +132,14 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     spec.passes = parse_passes(o.passes);
     spec.check = o.check;
     if (o.check) check_scope = convlab::parse_check_scope(o.check_scope);
+    spec.max_cases = o.max_cases;
     cases = build_cases(spec);
     algorithms = select_algorithms(spec);
+    std::vector<KnobFlag> knob_flags;
+    for (const std::string& k : o.knobs) knob_flags.push_back(parse_knob_flag(k));
+    apply_knob_flags(knob_flags, algorithms, cases);
+    fill = parse_fill(o.fill);
+    for (const Case& c : cases) make_row(c);  // resolves every knob: environment defaults read
     if (o.dump) check_dump_directory(*o.dump);
   } catch (const convlab::Error& e) {
     throw UsageError(e.what());
@@ -136,18 +153,21 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   if (shard) cases = take_part(cases, *shard);
   if (worker) cases = take_part(cases, *worker);
   const std::vector<Case> part = cases;  // this process's share, before --resume
-  // --out FILE is written as FILE.partial and renamed over FILE when the sweep finishes, so
-  // that a sweep that dies leaves an existing FILE as it was. --resume continues the
-  // .partial of an interrupted sweep, else the rows of a finished FILE (copied to .partial).
+  // --out FILE is written as FILE.partial (locked: one writer per FILE) and renamed over FILE
+  // when the sweep finishes, so that a sweep that dies leaves an existing FILE as it was.
+  // --resume continues the .partial of an interrupted sweep, else the rows of a finished
+  // FILE (copied to .partial). The lock comes first so that no other process is writing the
+  // journal while it is read.
+  std::unique_ptr<OutputFile> output;
+  if (o.out) output = std::make_unique<OutputFile>(*o.out, "--out", OutputFile::OnAbandon::keep);
   std::optional<SweepFile> previous;
   std::string resumed;  // the file --resume read its rows from
   if (o.resume) {
     std::error_code ec;
-    for (const std::string& p : {partial_path(*o.out), *o.out}) {
-      if (fs::is_regular_file(p, ec) && fs::file_size(p, ec) > 0) {
-        resumed = p;
-        break;
-      }
+    if (output->previous_bytes() > 0) {
+      resumed = output->partial();
+    } else if (fs::is_regular_file(*o.out, ec) && fs::file_size(*o.out, ec) > 0) {
+      resumed = *o.out;
     }
   }
   if (!resumed.empty()) {
@@ -174,55 +194,64 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
                             : "as listed");
   Context context = collect_context(settings, algorithms);
   add_sweep_context(context, o, budget, shard, worker, sweep, part);
+  // Every setting that can change a number: the knobs given, and the environment variables
+  // that supplied a knob's default (resolved above, for every case, so the list is complete).
+  std::string knob_text;
+  for (const std::string& k : o.knobs) knob_text += (knob_text.empty() ? "" : "; ") + k;
+  context["knobs"] = knob_text.empty() ? "none" : knob_text;
+  std::string environment;
+  for (const auto& [name, value] : convlab::environment_defaults_used())
+    environment += (environment.empty() ? "" : "; ") + name + "=" + value;
+  context["environment_defaults"] = environment.empty() ? "none" : environment;
+  context["fill"] = fill.text;
 
   if (previous) {
-    const std::string difference = settings_difference(*previous, context_as_file(context));
+    // The journal must be this very sweep: same settings, same cases (sweep_digest), and no
+    // row that this sweep would not have written.
+    std::string difference = settings_difference(*previous, context_as_file(context));
+    const std::string foreign = row_outside_sweep(*previous, sweep);
+    if (!foreign.empty()) {
+      difference += (difference.empty() ? "" : "; ") + std::string("its row '") + foreign +
+                    "' is no case of this sweep";
+    }
     if (!difference.empty()) {
-      throw UsageError("--resume: '" + resumed + "' was written with other settings (" +
+      throw UsageError("--resume: '" + resumed + "' was written by another sweep (" +
                        difference + "); give another --out, or drop --resume to overwrite it");
     }
     std::set<std::string> done;
     for (size_t i = 0; i < previous->rows.size(); ++i) done.insert(previous->key(i));
     std::vector<Case> left;
     for (const Case& c : cases) {
-      const Row r = make_row(c);
-      if (!done.count(r.suite + "|" + r.layer + "|" +
-                      case_key(r.descriptor, r.pass, r.algorithm, r.device))) {
-        left.push_back(c);
-      }
+      if (!done.count(case_identity(c))) left.push_back(c);
     }
     std::cerr << "convbench: --resume: " << cases.size() - left.size() << " of "
               << cases.size() << " cases already in " << resumed << "\n";
     cases = std::move(left);
   }
   for (const std::string& why : skipped) std::cerr << "convbench: --vary: skipped " << why << "\n";
+  // The size is shown before anything runs, so a sweep far larger than meant is seen at once.
+  std::cerr << "convbench: " << cases.size() << " cases to run";
+  if (cases.size() != sweep.size()) std::cerr << " of the sweep's " << sweep.size();
+  std::cerr << " (at most --max-cases " << o.max_cases << ")\n";
 
   // 2. The outputs open: from here on, failures are runtime failures (exit 1).
-  std::ofstream file;
+  std::ostream* file = nullptr;
   ReporterGroup reporters;
   reporters.push_back(make_reporter(stdout_format, std::cout, o.check));
-  const std::string partial = o.out ? partial_path(*o.out) : std::string();
+  const std::string partial = o.out ? output->partial() : std::string();
   if (o.out) {
-    if (previous && resumed != partial) {
-      std::error_code ec;
-      fs::copy_file(resumed, partial, fs::copy_options::overwrite_existing, ec);
-      if (ec) {
-        throw convlab::Error(convlab::ErrorCode::io, "--resume: cannot copy '" + resumed +
-                                                         "' to '" + partial + "': " + ec.message());
-      }
+    if (previous && resumed == partial) {
+      file = &output->begin(static_cast<int64_t>(previous->complete_bytes));
+    } else {
+      file = &output->begin(0);
+      if (previous) copy_prefix(resumed, previous->complete_bytes, *file);
     }
     if (previous && previous->torn_bytes > 0) {
-      fs::resize_file(partial, previous->complete_bytes);
       std::cerr << "convbench: --resume: dropped a torn last row (" << previous->torn_bytes
                 << " bytes) of " << resumed << "\n";
     }
-    file.open(partial, previous ? std::ios::out | std::ios::app : std::ios::out | std::ios::trunc);
-    if (!file) {
-      throw convlab::Error(convlab::ErrorCode::io,
-                           "cannot open '" + partial + "': " + std::strerror(errno));
-    }
-    reporters.push_back(previous ? make_csv_rows_reporter(file)
-                                 : make_reporter(*out_format, file, o.check));
+    reporters.push_back(previous ? make_csv_rows_reporter(*file)
+                                 : make_reporter(*out_format, *file, o.check));
   }
   if (!worker && ::isatty(STDERR_FILENO)) reporters.push_back(make_progress_reporter(cases.size()));
   std::unique_ptr<Dumper> dumper;
@@ -236,6 +265,8 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   run.check_scope = check_scope;
   run.seed = o.seed;
   run.dumper = dumper.get();
+  InputCache inputs(o.seed, fill);
+  run.inputs = &inputs;
   if (budget) {
     run.budget = budget->bytes;
     run.budget_label = budget->label;
@@ -271,15 +302,20 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     if (tracker) {
       if (std::optional<Row> chosen = tracker->add(row)) reporters.add(*chosen);
     }
+    // A lost row stops the sweep at once (exit 1), not after hours of unrecorded work.
+    check_stream(std::cout);
+    if (file) check_stream(*file);
   }
   reporters.end(summary);
   // Finished (error rows included: they are results): the rows replace FILE. Interrupted:
   // FILE stays as it was and the rows wait in FILE.partial for --resume.
   const bool finished = !interrupted();
   if (o.out) {
-    file.close();
-    if (!file) throw convlab::Error(convlab::ErrorCode::io, "writing '" + partial + "' failed");
-    if (finished) finish_partial(*o.out);
+    if (finished) {
+      output->commit();
+    } else {
+      output->keep();
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

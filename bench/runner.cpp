@@ -9,6 +9,7 @@
 #include "convlab/error.hpp"
 #include "convlab/harness.hpp"
 #include "dump.hpp"
+#include "sweep/inputs.hpp"
 
 namespace convbench {
 
@@ -20,6 +21,14 @@ Row make_row(const Case& c) {
   row.pass = convlab::to_string(c.pass);
   row.algorithm = c.algorithm->name();
   row.device = convlab::to_string(c.algorithm->device());
+  const convlab::AlgorithmInfo& info = c.algorithm->info();
+  row.family = convlab::to_string(info.family);
+  row.math_mode = convlab::to_string(info.math_mode);
+  try {
+    row.knobs = convlab::format_knobs(convlab::resolve_knobs(info.name, info.knobs, c.knobs));
+  } catch (const convlab::Error&) {
+    row.knobs = convlab::format_knobs(c.knobs);  // run_case reports the bad knob
+  }
   return row;
 }
 
@@ -56,6 +65,22 @@ void mark(Row& row, Status status, const std::string& reason) {
   row.reason = one_line(reason);
 }
 
+std::string joined_details(const std::vector<std::pair<std::string, std::string>>& details) {
+  std::string text;
+  for (const auto& [name, value] : details) text += (text.empty() ? "" : ";") + name + "=" + value;
+  return text;
+}
+
+void record_plan(const convlab::PlanInfo& info, Row& row) {
+  row.plan_kernel = info.kernel;
+  row.plan_transform = info.transform;
+  row.plan_tile = info.tile;
+  row.plan_workspace_split = info.format_workspace_split();
+  row.plan_details = joined_details(info.details);
+  row.knobs = convlab::format_knobs(info.knobs);
+  row.math_mode = convlab::to_string(info.math_mode);
+}
+
 void run_measured(const Case& c, const RunSettings& settings, Row& row) {
   const convlab::Algorithm& algorithm = *c.algorithm;
   const convlab::ConvProblem& problem = c.layer.problem;
@@ -71,11 +96,12 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
   // Planning may allocate and queue device work; it is timed on the host up to a
   // synchronisation, apart from the runs.
   const auto plan_start = std::chrono::steady_clock::now();
-  std::unique_ptr<convlab::Plan> plan = algorithm.plan(problem, c.pass);
+  std::unique_ptr<convlab::Plan> plan = algorithm.plan(problem, c.pass, c.knobs);
   context.synchronize();
   row.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           plan_start)
                     .count();
+  record_plan(plan->info(), row);
   const std::size_t workspace = plan->workspace_bytes();
   row.workspace_bytes = static_cast<int64_t>(workspace);
   if (settings.budget) {
@@ -92,8 +118,11 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
     }
   }
 
-  const uint64_t seed = case_seed(settings.seed, problem, c.pass);
-  const convlab::HostTensors host = convlab::make_inputs(problem, c.pass, seed);
+  std::optional<InputCache> own_inputs;
+  InputCache& inputs = settings.inputs ? *settings.inputs : own_inputs.emplace(settings.seed,
+                                                                               FillSpec{});
+  const uint64_t seed = inputs.seed_of(c);
+  const convlab::HostTensors& host = inputs.get(c);
   convlab::CaseBuffers buffers(context, problem, host, workspace);
   row.total_bytes = static_cast<int64_t>(buffers.device_bytes());
   const convlab::Tensors tensors = buffers.tensors();

@@ -16,6 +16,7 @@
 namespace convbench {
 
 class Dumper;
+class InputCache;
 
 struct RunSettings {
   int reps = 5;          ///< timed repetitions (>= 1)
@@ -25,6 +26,9 @@ struct RunSettings {
   convlab::CheckScope check_scope;  ///< how much of each output (--check=full|sampled[:N])
   uint64_t seed = 1;     ///< sweep seed; each case derives its own (case_seed)
   Dumper* dumper = nullptr;  ///< --dump, when given
+  /// Shares the inputs of a layer and pass between its algorithms; none = made per case from
+  /// `seed` with the default fill.
+  InputCache* inputs = nullptr;
   /// --memory-budget / --card: a case whose tensors + workspace exceed it is over_budget,
   /// not run; `budget_label` names it in the reason (e.g. "gtx970 usable 3.50 GiB").
   std::optional<int64_t> budget;

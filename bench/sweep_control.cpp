@@ -152,6 +152,22 @@ DescriptorParts split_descriptor(const std::string& text) {
 
 }  // namespace
 
+void check_vary_size(std::size_t bases, const std::vector<VaryAxis>& axes, int64_t max_cases) {
+  // Multiplied with a stop past the cap, so that no product overflows.
+  uint64_t combinations = bases;
+  std::string factors = std::to_string(bases) + " shapes";
+  for (const VaryAxis& a : axes) {
+    factors += " x " + std::to_string(a.values.size()) + " " + a.field;
+    combinations = combinations > static_cast<uint64_t>(max_cases) ? combinations
+                                                                   : combinations * a.values.size();
+  }
+  if (combinations > static_cast<uint64_t>(max_cases)) {
+    throw UsageError("--vary: " + factors + " is more than --max-cases " +
+                     std::to_string(max_cases) + " combinations; narrow the ranges or give a " +
+                     "larger --max-cases");
+  }
+}
+
 std::vector<std::string> expand_vary(const std::vector<std::string>& bases,
                                      const std::vector<VaryAxis>& axes,
                                      std::vector<std::string>& skipped) {
@@ -197,8 +213,9 @@ namespace {
 uint64_t digest_of(const std::vector<Case>& cases) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: stable across builds and platforms
   for (const Case& c : cases) {
-    const std::string key = c.suite + "|" + c.layer.name + "|" + c.layer.problem.descriptor() +
-                            "|" + convlab::to_string(c.pass) + "|" + c.algorithm->name() + "\n";
+    std::string key = case_identity(c);
+    for (const auto& [name, value] : c.knobs) key += "|" + name + "=" + value;
+    key += "\n";
     for (unsigned char ch : key) h = (h ^ ch) * 0x100000001b3ULL;
   }
   return h;
@@ -216,14 +233,14 @@ void add_sweep_context(Context& context, const RunOptions& o, const std::optiona
   }
   if (budget) context["memory_budget"] = budget->label;
   if (o.select) context["select"] = "on";
+  context["sweep_cases"] = static_cast<int64_t>(sweep.size());
+  char digest[24];
+  std::snprintf(digest, sizeof digest, "%016llx",
+                static_cast<unsigned long long>(digest_of(sweep)));
+  context["sweep_digest"] = digest;
   if (shard || worker) {
     if (shard) context["shard"] = shard->text();
     if (worker) context["worker"] = worker->text();
-    context["sweep_cases"] = static_cast<int64_t>(sweep.size());
-    char digest[24];
-    std::snprintf(digest, sizeof digest, "%016llx",
-                  static_cast<unsigned long long>(digest_of(sweep)));
-    context["sweep_digest"] = digest;
     context["shard_cases"] = static_cast<int64_t>(part.size());
   }
 }

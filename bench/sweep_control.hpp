@@ -54,6 +54,10 @@ struct VaryAxis {
 /// ih, iw, oc, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw).
 VaryAxis parse_vary(const std::string& text);
 
+/// UsageError when `bases` x the product of the axes' lengths (each combination at least one
+/// case) exceeds `max_cases`, before any combination is made.
+void check_vary_size(std::size_t bases, const std::vector<VaryAxis>& axes, int64_t max_cases);
+
 /// The Cartesian product of the axes over each base descriptor: every combination as a
 /// descriptor whose name lists the values ("kh=5 ih=32"). Combinations that are no valid
 /// convolution go to `skipped` with the reason, not into the result.
@@ -93,14 +97,24 @@ SweepFile read_sweep_file(const std::string& path);
 /// was started, which part), ignored when --resume and merge compare settings.
 bool per_run_key(const std::string& key);
 
-/// The first setting in which `a` and `b` differ, as "KEY: 'x' vs 'y'", or "" when none.
-std::string settings_difference(const SweepFile& a, const SweepFile& b);
+/// The first setting in which `a` and `b` differ, as "KEY: 'x' vs 'y'", or "" when none. The
+/// case list (sweep_cases, sweep_digest) is compared after every other setting, so that the
+/// message names the setting that changed the cases when there is one.
+/// `case_list` false leaves the case list out (merge of whole sweeps of different layers).
+std::string settings_difference(const SweepFile& a, const SweepFile& b, bool case_list = true);
 
-/// Adds the issue-5 keys to the metadata, each only when its flag is in use, so a plain
-/// run's metadata stays as docs/convbench.md lists it: vary, memory_budget, select, and for
-/// a part of a sweep (--shard or a --devices worker) shard, worker, sweep_cases (all cases
-/// of the sweep), sweep_digest (a hash of their identities, so that parts of different
-/// sweeps are told apart) and shard_cases (the cases of this part).
+/// The identity of a case as its row and case_key give it: suite|layer|descriptor|pass|
+/// algorithm|device.
+std::string case_identity(const Case& c);
+
+/// The key of the first row of `file` (select rows aside) that is no case of `sweep`, or "".
+std::string row_outside_sweep(const SweepFile& file, const std::vector<Case>& sweep);
+
+/// Adds the sweep keys to the metadata: always sweep_cases (all cases of the sweep, before
+/// --shard and --resume) and sweep_digest (a hash of their identities and knobs: the sweep's
+/// identity, which --resume and merge compare with every other setting); the others only
+/// when their flag is in use: vary, memory_budget, select, and for a part of a sweep
+/// (--shard or a --devices worker) shard, worker and shard_cases (the cases of this part).
 struct Budget;
 void add_sweep_context(Context& context, const RunOptions& options,
                        const std::optional<Budget>& budget, const std::optional<Shard>& shard,

@@ -8,6 +8,8 @@
 
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "convlab/text_input.hpp"
+#include "runner.hpp"
 #include "sweep_control.hpp"
 
 namespace convbench {
@@ -80,11 +82,9 @@ std::vector<std::string> record(const std::string& text, size_t& pos, bool& comp
 }  // namespace
 
 SweepFile read_sweep_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw convlab::Error(convlab::ErrorCode::io, "cannot read '" + path + "'");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  // Bounded like every input (convlab/text_input.hpp): /dev/zero or a huge file given to
+  // merge or --resume costs at most the limit, and is refused naming it.
+  const std::string text = convlab::read_text_file(path, "sweep CSV");
   SweepFile f;
   f.path = path;
   size_t pos = 0;
@@ -167,6 +167,10 @@ Row row_from_file(const SweepFile& f, std::size_t i) {
   r.reps = integer("reps"), r.gflops = real("gflops");
   r.workspace_bytes = integer("workspace_bytes"), r.total_bytes = integer("total_bytes");
   r.max_abs_err = real("max_abs_err"), r.max_rel_err = real("max_rel_err");
+  r.plan_kernel = text("plan_kernel"), r.plan_transform = text("plan_transform");
+  r.plan_tile = text("plan_tile"), r.plan_workspace_split = text("plan_workspace_split");
+  r.plan_details = text("plan_details"), r.knobs = text("knobs");
+  r.math_mode = text("math_mode"), r.family = text("family");
   return r;
 }
 
@@ -175,18 +179,42 @@ bool per_run_key(const std::string& key) {
          key == "shard_cases" || key == "worker";
 }
 
-std::string settings_difference(const SweepFile& a, const SweepFile& b) {
+std::string settings_difference(const SweepFile& a, const SweepFile& b, bool case_list) {
   std::set<std::string> keys;
   for (const auto& kv : a.meta) keys.insert(kv.first);
   for (const auto& kv : b.meta) keys.insert(kv.first);
-  for (const std::string& key : keys) {
-    if (per_run_key(key)) continue;
+  auto differs = [&](const std::string& key) -> std::string {
     const std::string* x = a.meta_value(key);
     const std::string* y = b.meta_value(key);
-    if (x && y && *x == *y) continue;
+    if ((x && y && *x == *y) || (!x && !y)) return {};
     return key + ": '" + (x ? *x : "(absent)") + "' vs '" + (y ? *y : "(absent)") + "'";
+  };
+  const char* const case_keys[] = {"sweep_cases", "sweep_digest"};
+  for (const std::string& key : keys) {
+    if (per_run_key(key) || key == case_keys[0] || key == case_keys[1]) continue;
+    if (std::string d = differs(key); !d.empty()) return d;
   }
   if (a.header != b.header) return "the columns differ";
+  if (!case_list) return {};
+  for (const char* key : case_keys) {
+    if (std::string d = differs(key); !d.empty()) return "the list of cases differs (" + d + ")";
+  }
+  return {};
+}
+
+std::string case_identity(const Case& c) {
+  const Row r = make_row(c);
+  return r.suite + "|" + r.layer + "|" + case_key(r.descriptor, r.pass, r.algorithm, r.device);
+}
+
+std::string row_outside_sweep(const SweepFile& file, const std::vector<Case>& sweep) {
+  std::set<std::string> keys;
+  for (const Case& c : sweep) keys.insert(case_identity(c));
+  const int algorithm = file.column("algorithm");
+  for (std::size_t i = 0; i < file.rows.size(); ++i) {
+    if (algorithm >= 0 && file.rows[i][algorithm] == "select") continue;
+    if (!keys.count(file.key(i))) return file.key(i);
+  }
   return {};
 }
 
@@ -227,6 +255,8 @@ Row SelectTracker::select_row(const Group& g) const {
   out.cv = std::nullopt;
   out.reps = out.workspace_bytes = out.total_bytes = std::nullopt;
   out.max_abs_err = out.max_rel_err = std::nullopt;
+  out.plan_kernel = out.plan_transform = out.plan_tile = out.plan_workspace_split = "";
+  out.plan_details = out.knobs = out.math_mode = out.family = "";
   convlab::TimingTable timings;
   convlab::SelectOptions options;
   for (const Row& r : g.rows) {
@@ -261,6 +291,10 @@ Row SelectTracker::select_row(const Group& g) const {
       out.time_ms_max = r.time_ms_max, out.reps = r.reps, out.gflops = r.gflops;
       out.cv = r.cv;
       out.workspace_bytes = r.workspace_bytes, out.total_bytes = r.total_bytes;
+      out.plan_kernel = r.plan_kernel, out.plan_transform = r.plan_transform;
+      out.plan_tile = r.plan_tile, out.plan_workspace_split = r.plan_workspace_split;
+      out.plan_details = r.plan_details, out.knobs = r.knobs;
+      out.math_mode = r.math_mode, out.family = r.family;
     }
     out.reason = "chose " + s.describe() + within;
   } catch (const convlab::Error& e) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "convlab/error.hpp"
+#include "output/output_file.hpp"
 
 namespace convbench {
 
@@ -142,6 +143,9 @@ Summary write_sweep(std::ostream& out, Format format, const std::vector<SweepFil
 int run_with_workers(const RunOptions& o) {
   const std::vector<std::string> devices = parse_devices(*o.devices);
   std::string base;
+  // Locked from the start, so that a second sweep with this --out stops before its workers do.
+  std::unique_ptr<OutputFile> output;
+  if (o.out) output = std::make_unique<OutputFile>(*o.out, "--out", OutputFile::OnAbandon::remove);
   if (o.out) {
     base = *o.out;
   } else {
@@ -233,12 +237,8 @@ int run_with_workers(const RunOptions& o) {
   if (o.out && finished) {
     std::string suffix = fs::path(*o.out).extension().string();
     const Format format = suffix == ".json" ? Format::json : Format::csv;
-    std::ofstream out(partial_path(*o.out), std::ios::out | std::ios::trunc);
-    if (!out) throw convlab::Error(convlab::ErrorCode::io, "cannot write --out '" + *o.out + "'");
-    write_sweep(out, format, files, {}, drop, extra);
-    out.close();
-    if (!out) throw convlab::Error(convlab::ErrorCode::io, "writing --out '" + *o.out + "' failed");
-    finish_partial(*o.out);
+    write_sweep(output->begin(), format, files, {}, drop, extra);
+    output->commit();
   }
   std::cerr << "convbench: " << summary.line() << " from " << n << " workers";
   if (o.out && finished) std::cerr << "; rows in " << *o.out;

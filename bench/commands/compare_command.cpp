@@ -8,6 +8,7 @@
 #include "cli.hpp"
 #include "commands/compare.hpp"
 #include "convlab/error.hpp"
+#include "output/output_file.hpp"
 #include "reporters.hpp"
 #include "research.hpp"
 
@@ -226,15 +227,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
 int run_compare(const CompareOptions& o, const std::string& command_line) {
   std::error_code ec;
   if (o.out) {
-    for (const std::string& in : {o.a, o.b}) {
-      if (fs::exists(*o.out, ec) && fs::exists(in, ec) && fs::equivalent(*o.out, in, ec)) {
-        throw UsageError("compare: --out '" + *o.out + "' is also an input");
-      }
-    }
     if (!ends_with(*o.out, ".csv") && !ends_with(*o.out, ".json")) {
       throw UsageError("compare: --out '" + *o.out + "': name it .csv or .json");
     }
-    check_writable(*o.out);
+    check_output_path(*o.out, "compare: --out", {{o.a, "A"}, {o.b, "B"}});
   }
   const SweepFile a = read_input(o.a, "A");
   const SweepFile b = read_input(o.b, "B");
@@ -258,17 +254,14 @@ int run_compare(const CompareOptions& o, const std::string& command_line) {
   if (format == "csv") write_fields_csv(std::cout, context, csv_columns(), rows);
   if (format == "json") write_json(std::cout, context, cmp);
   if (o.out) {
-    const std::string partial = partial_path(*o.out);
-    std::ofstream file(partial, std::ios::out | std::ios::trunc);
-    if (!file) throw convlab::Error(convlab::ErrorCode::io, "cannot write '" + partial + "'");
+    OutputFile output(*o.out, "compare: --out", OutputFile::OnAbandon::remove);
+    std::ostream& file = output.begin();
     if (ends_with(*o.out, ".json")) {
       write_json(file, context, cmp);
     } else {
       write_fields_csv(file, context, csv_columns(), rows);
     }
-    file.close();
-    if (!file) throw convlab::Error(convlab::ErrorCode::io, "writing '" + partial + "' failed");
-    finish_partial(*o.out);
+    output.commit();
   }
   return 0;
 }

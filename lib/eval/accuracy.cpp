@@ -140,8 +140,17 @@ AccuracyReport compare_with_reference(const ConvProblem& p, Pass pass, const Hos
   AccuracyReport report;
   size_t worst = 0;
   for (size_t i = 0; i < result.size(); ++i) {
+    // Where the reference is NaN or Inf (a NaN or Inf input), IEEE arithmetic gives the same
+    // class in every correct strategy: NaN for NaN, the same infinity for an infinity. The
+    // difference is NaN there and would otherwise slip past every comparison below.
+    if (!std::isfinite(expected[i])) {
+      const bool same = std::isnan(expected[i]) ? std::isnan(result[i])
+                                                : result[i] == expected[i];
+      ++(same ? report.nonfinite_matched : report.nonfinite_mismatch);
+      continue;
+    }
     const double e = std::fabs(double(result[i]) - double(expected[i]));
-    if (!std::isfinite(result[i]) && std::isfinite(expected[i])) {
+    if (!std::isfinite(result[i])) {
       ++report.nonfinite;
       continue;
     }
@@ -173,13 +182,21 @@ AccuracyReport compare_with_reference(const ConvProblem& p, Pass pass, const Hos
     }
   }
   report.checked = static_cast<int64_t>(result.size());
-  report.within_bound = report.nonfinite == 0 && report.worst_ratio <= 1.0;
+  report.within_bound =
+      report.nonfinite == 0 && report.nonfinite_mismatch == 0 && report.worst_ratio <= 1.0;
   std::ostringstream detail;
   detail << "max abs err " << report.max_abs_err << " at element " << worst << " (got "
          << (result.empty() ? 0.f : result[worst]) << ", reference "
          << (expected.empty() ? 0.f : expected[worst]) << "), max rel err " << report.max_rel_err
          << ", worst error/bound " << report.worst_ratio << " under " << bound.describe();
   if (report.nonfinite) detail << ", " << report.nonfinite << " non-finite outputs";
+  if (report.nonfinite_mismatch) {
+    detail << ", " << report.nonfinite_mismatch
+           << " outputs not NaN (or not the same infinity) where the reference is";
+  }
+  if (report.nonfinite_matched) {
+    detail << ", " << report.nonfinite_matched << " NaN/Inf outputs as in the reference";
+  }
   report.detail = detail.str();
   return report;
 }

@@ -167,7 +167,14 @@ AccuracyReport compare_sampled_with_reference(const ConvProblem& p, Pass pass,
     const int64_t i = indices[k];
     const reference::Point& ref = refs[k];
     const float got = result[static_cast<size_t>(i)];
-    if (!std::isfinite(got) && std::isfinite(ref.value)) {
+    // The full check's rule (accuracy.cpp): where the reference is NaN or Inf the output must
+    // be the same class, or IEEE propagation was lost.
+    if (!std::isfinite(ref.value)) {
+      const bool same = std::isnan(ref.value) ? std::isnan(got) : double(got) == ref.value;
+      ++(same ? report.nonfinite_matched : report.nonfinite_mismatch);
+      continue;
+    }
+    if (!std::isfinite(got)) {
       ++report.nonfinite;
       continue;
     }
@@ -191,7 +198,8 @@ AccuracyReport compare_sampled_with_reference(const ConvProblem& p, Pass pass,
     const double e = std::sqrt(plane_e2[pl]);
     report.worst_ratio = std::max(report.worst_ratio, b > 0 ? e / b : (e > 0 ? inf : 0));
   }
-  report.within_bound = report.nonfinite == 0 && report.worst_ratio <= 1.0;
+  report.within_bound =
+      report.nonfinite == 0 && report.nonfinite_mismatch == 0 && report.worst_ratio <= 1.0;
   std::ostringstream detail;
   detail << "sampled " << report.checked << " of " << size << " outputs (seed " << seed
          << "): max abs err " << report.max_abs_err << " at element " << worst << " (got "
@@ -199,6 +207,10 @@ AccuracyReport compare_sampled_with_reference(const ConvProblem& p, Pass pass,
          << worst_reference << "), max rel err " << report.max_rel_err << ", worst error/bound "
          << report.worst_ratio << " under " << bound.describe();
   if (report.nonfinite) detail << ", " << report.nonfinite << " non-finite outputs";
+  if (report.nonfinite_mismatch) {
+    detail << ", " << report.nonfinite_mismatch
+           << " outputs not NaN (or not the same infinity) where the reference is";
+  }
   report.detail = detail.str();
   return report;
 }

@@ -16,7 +16,14 @@ existing file holding a sentinel, and afterwards (every case):
   - a bad-input message is one line starting with "convbench: ".
 Placeholders in arguments: @TMP (the case's folder), @DATA (tests/data), and fixtures made
 in @TMP: @EMPTY, @COMMENTS, @BINARY, @BADLINE, @OPTIONLINE, @UNREADABLE, @MISSING, @DIR,
-@SHARD (a valid one-row sweep CSV, for merge). "no_injected_out": true leaves --out out.
+@SHARD (a valid one-row sweep CSV, for merge), and for the output-path checks @SYMLINK (a
+symbolic link to the existing --out file), @FIFO, @SHAPES (a valid shape file), @SHAPES_LINK
+(a hard link to it), @CARDS (a cards file), @JOURNALED (an output whose FILE.partial is a
+symbolic link to the existing --out file), @BAD_COUNT and @BAD_SHARD (@SHARD with a damaged
+sweep_cases or shard in its metadata). "no_injected_out": true leaves --out out.
+"unchanged": [placeholders] names fixtures that must be byte for byte as they were after the
+run (an input that was also given as the output). "stdout_to": "/dev/full" runs convbench
+with its stdout on that device instead of a pipe.
 "replaces_out": true is for a sweep that finished with error rows (exit 1, the rows are its
 result): there the existing file must instead have been replaced by a complete output.
 A case may say "requires": "not_root" or "no_cuda" (skipped, with the reason, otherwise),
@@ -49,6 +56,16 @@ def make_fixtures(tmp):
     unreadable.chmod(0)
     (tmp / "adir").mkdir()
     shutil.copy(SHARD, tmp / "shard.csv")
+    (tmp / "link.csv").symlink_to("existing.csv")
+    os.mkfifo(tmp / "fifo.csv")
+    (tmp / "shapes.txt").write_text("mb1ic3ih5oc8kh3\n")
+    os.link(tmp / "shapes.txt", tmp / "shapes_link.csv")
+    (tmp / "cards.json").write_text('{"cards": []}\n')
+    (tmp / "journaled.csv.partial").symlink_to("existing.csv")
+    shard = (tmp / "shard.csv").read_text()
+    (tmp / "bad_count.csv").write_text(shard.replace("# sweep_cases: 1", "# sweep_cases: 1x")
+                                       .replace("# fill:", "# shard: 1/1\n# fill:"))
+    (tmp / "bad_shard.csv").write_text(shard.replace("# fill:", "# shard: 2/x\n# fill:"))
 
 
 SHARD = None  # a valid one-row sweep CSV, made once by main() for the merge cases
@@ -69,6 +86,10 @@ def substitute(arg, tmp, data):
         "@BINARY": tmp / "binary.bin", "@BADLINE": tmp / "badline.txt",
         "@OPTIONLINE": tmp / "optionline.txt", "@UNREADABLE": tmp / "unreadable.txt",
         "@MISSING": tmp / "no_such_file.txt", "@DIR": tmp / "adir", "@SHARD": tmp / "shard.csv",
+        "@SYMLINK": tmp / "link.csv", "@FIFO": tmp / "fifo.csv", "@SHAPES": tmp / "shapes.txt",
+        "@SHAPES_LINK": tmp / "shapes_link.csv", "@CARDS": tmp / "cards.json",
+        "@JOURNALED": tmp / "journaled.csv", "@BAD_COUNT": tmp / "bad_count.csv",
+        "@BAD_SHARD": tmp / "bad_shard.csv",
     }
     for token in sorted(table, key=len, reverse=True):
         arg = arg.replace(token, str(table[token]))
@@ -112,9 +133,18 @@ def check_case(case, convbench, data, is_root, has_cuda):
         if (case["status"] == 2 and args and args[0] == "run" and "--out" not in args and
                 not case.get("no_injected_out")):
             args[1:1] = ["--out", str(existing)]  # first: a later flag may lack its value
+        unchanged = {name: pathlib.Path(substitute(name, tmp, data)).read_bytes()
+                     for name in case.get("unchanged", [])}
         try:
-            proc = subprocess.run([convbench, *args], capture_output=True, text=True,
-                                  timeout=120, cwd=tmp)
+            if case.get("stdout_to"):
+                with open(case["stdout_to"], "w") as sink:
+                    proc = subprocess.run([convbench, *args], stdout=sink,
+                                          stderr=subprocess.PIPE, text=True, timeout=120,
+                                          cwd=tmp)
+                proc.stdout = ""
+            else:
+                proc = subprocess.run([convbench, *args], capture_output=True, text=True,
+                                      timeout=120, cwd=tmp)
         except subprocess.TimeoutExpired:
             return "fail", "no answer within 120 s (a bad input must fail at once)\n      " \
                 "args: " + " ".join(args)
@@ -130,6 +160,9 @@ def check_case(case, convbench, data, is_root, has_cuda):
         for text in case.get("stdout", []):
             if text not in proc.stdout:
                 problems.append("stdout lacks %r" % text)
+        for name, content in unchanged.items():
+            if pathlib.Path(substitute(name, tmp, data)).read_bytes() != content:
+                problems.append("the input %s was changed" % name)
         if case["status"] == 2:
             lines = proc.stderr.strip().splitlines()
             if len(lines) != 1 or not lines[0].startswith("convbench: "):

@@ -22,10 +22,13 @@ CONVBENCH = None  # set from argv in main
 # The columns of a row, in order (docs/convbench.md documents each).
 COLUMNS = ["suite", "layer", "descriptor", "pass", "algorithm", "device", "status", "reason",
            "plan_ms", "time_ms", "time_ms_min", "time_ms_max", "reps", "cv", "gflops",
-           "workspace_bytes", "total_bytes", "max_abs_err", "max_rel_err"]
+           "workspace_bytes", "total_bytes", "max_abs_err", "max_rel_err", "plan_kernel",
+           "plan_transform", "plan_tile", "plan_workspace_split", "plan_details", "knobs",
+           "math_mode", "family"]
 CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "threads", "devices",
                 "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",
-                "warmup", "max_time_s", "check", "mb", "passes", "algorithms", "command"]
+                "warmup", "max_time_s", "check", "mb", "passes", "algorithms", "command",
+                "sweep_cases", "sweep_digest", "knobs", "environment_defaults", "fill"]
 TINY = "mb2ic3ih7oc4kh3ph1n\"tiny\""
 QUICK = ["--reps", "2", "--warmup", "0"]
 

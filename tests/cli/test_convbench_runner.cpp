@@ -4,6 +4,7 @@
 // tested by test_convbench_cli.py, which runs the binary as a user would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "reporters.hpp"
 #include "runner.hpp"
 #include "suites.hpp"
+#include "sweep/inputs.hpp"
 
 namespace convbench {
 namespace {
@@ -35,6 +37,8 @@ enum class Behaviour {
   over_budget,
   unsupported,
   unavailable,
+  drop_nan,  // the reference's answer with every NaN replaced by 0 (propagation lost)
+  flip_inf,  // the reference's answer with every infinity negated
 };
 
 int64_t output_elements(const ConvProblem& p, Pass pass) {
@@ -57,12 +61,14 @@ class FakePlan final : public convlab::Plan {
     static const auto& reference = convlab::registry().get("reference");
     auto plan = reference.plan(problem_, pass_);
     plan->run(t, {});
-    if (b_ == Behaviour::off_by_one) {
-      float* out = pass_ == Pass::forward ? t.y : pass_ == Pass::backward_data ? t.x : t.w;
-      const int64_t n = pass_ == Pass::forward         ? problem_.y_elems()
-                        : pass_ == Pass::backward_data ? problem_.x_elems()
-                                                       : problem_.w_elems();
-      for (int64_t i = 0; i < n; ++i) out[i] += 1.0f;
+    float* out = pass_ == Pass::forward ? t.y : pass_ == Pass::backward_data ? t.x : t.w;
+    const int64_t n = pass_ == Pass::forward         ? problem_.y_elems()
+                      : pass_ == Pass::backward_data ? problem_.x_elems()
+                                                     : problem_.w_elems();
+    for (int64_t i = 0; i < n; ++i) {
+      if (b_ == Behaviour::off_by_one) out[i] += 1.0f;
+      if (b_ == Behaviour::drop_nan && std::isnan(out[i])) out[i] = 0.0f;
+      if (b_ == Behaviour::flip_inf && std::isinf(out[i])) out[i] = -out[i];
     }
     if (b_ == Behaviour::one_wrong) {
       float* out = pass_ == Pass::forward ? t.y : pass_ == Pass::backward_data ? t.x : t.w;
@@ -184,6 +190,26 @@ TEST(ConvbenchRunner, UnwrittenOutputFailsTheCheck) {
   const Row row = run_case(make_case(fake), quick(true));
   EXPECT_EQ(row.status, Status::error);
   EXPECT_NE(row.reason.find("non-finite"), std::string::npos) << row.reason;
+}
+
+// A NaN or Inf input: where the reference is NaN the output must be NaN, where it is an
+// infinity the same infinity; the difference there is NaN and must not count as a match.
+TEST(ConvbenchRunner, NonFiniteInputsAreComparedByIeeeClass) {
+  for (const char* fill : {"nan@0", "inf@0"}) {
+    InputCache inputs(1, parse_fill(fill));
+    RunSettings settings = quick(true);
+    settings.inputs = &inputs;
+    FakeAlgorithm exact(Behaviour::exact);
+    const Row same = run_case(make_case(exact), settings);
+    EXPECT_EQ(same.status, Status::ok) << fill << ": " << same.reason;
+    ASSERT_TRUE(same.max_abs_err);
+    EXPECT_EQ(*same.max_abs_err, 0.0) << fill;
+    FakeAlgorithm wrong(std::string(fill) == "nan@0" ? Behaviour::drop_nan : Behaviour::flip_inf);
+    const Row lost = run_case(make_case(wrong), settings);
+    EXPECT_EQ(lost.status, Status::error) << fill;
+    EXPECT_NE(lost.reason.find("where the reference is"), std::string::npos)
+        << fill << ": " << lost.reason;
+  }
 }
 
 TEST(ConvbenchRunner, ThrowingPlanIsAnErrorRowNotAnException) {
@@ -384,7 +410,10 @@ TEST(ConvbenchReporters, CsvRowHasEveryColumnAndBlankAbsentValues) {
   std::getline(lines, line);
   EXPECT_EQ(comment, "# seed: 7");
   EXPECT_EQ(header.rfind("suite,layer,descriptor,pass,algorithm,device,status,reason,", 0), 0u);
-  EXPECT_EQ(line, ",x,,,,,unsupported,\"needs, a \"\"comma\"\"\",,,,,,,,,,,");
+  // Every column after the reason is blank: one comma per column of the header.
+  const size_t columns = static_cast<size_t>(std::count(header.begin(), header.end(), ',')) + 1;
+  EXPECT_EQ(columns, row_columns().size());
+  EXPECT_EQ(line, ",x,,,,,unsupported,\"needs, a \"\"comma\"\"\"" + std::string(columns - 8, ','));
 }
 
 }  // namespace

@@ -38,6 +38,11 @@ struct AccuracyReport {
   double worst_ratio = 0;   ///< largest error / bound over the elements (or planes): <= 1 passes
   int64_t nonfinite = 0;    ///< outputs that are NaN or Inf where the reference is finite
   int64_t checked = 0;      ///< outputs compared: all of them, or the sampled ones
+  /// Outputs where the reference is NaN or Inf and the output is not the same (a finite
+  /// value, NaN for an infinity, the other infinity): IEEE propagation was lost.
+  int64_t nonfinite_mismatch = 0;
+  /// Outputs that are NaN or Inf exactly where the reference is (not counted in the errors).
+  int64_t nonfinite_matched = 0;
   bool within_bound = true;
   std::string detail;       ///< where the worst element is, for messages
 };
