@@ -133,8 +133,10 @@ def random_problems(seed, count):
 
 
 # Shapes every strategy must get right, beside the random ones: 1x1, kernel = padded input,
-# stride > kernel, asymmetric padding (benchdnn deduces it from oh), depthwise groups.
+# stride > kernel, asymmetric padding (benchdnn deduces it from oh), depthwise groups, and a
+# stride-1 3x3 layer with 16 channels, the shape Winograd implementations take.
 EDGE_DESCRIPTORS = (
+    "mb2ic16ih10oc16kh3ph1",
     "mb2ic4ih7oc5kh1",
     "mb1ic3ih5oc2kh7ph1",
     "mb2ic2ih11oc3kh2sh3",
