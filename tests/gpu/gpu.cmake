@@ -30,8 +30,11 @@ target_link_libraries(test_gpu_graph PRIVATE CUDA::cudart)
 # The GPU memory test's guard bands, checked on the host with injected out-of-bounds writes.
 convlab_add_test(test_guard_bands cpu gpu/test_guard_bands.cpp)
 
-# FindCUDNN does not pick an older decoy earlier on the search path (configure only).
+# FindCUDNN does not pick an older decoy earlier on the search path (configure only). The
+# generator is this build's own: a fresh machine may have Ninja and no make.
 add_test(NAME find_cudnn.decoy
-         COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_SOURCE_DIR}/gpu/find_cudnn
-                 -B ${CMAKE_CURRENT_BINARY_DIR}/find_cudnn -DCONVLAB_CMAKE_DIR=${PROJECT_SOURCE_DIR}/cmake)
+         COMMAND ${CMAKE_COMMAND} --fresh -S ${CMAKE_CURRENT_SOURCE_DIR}/gpu/find_cudnn
+                 -B ${CMAKE_CURRENT_BINARY_DIR}/find_cudnn -G ${CMAKE_GENERATOR}
+                 -DCMAKE_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
+                 -DCONVLAB_CMAKE_DIR=${PROJECT_SOURCE_DIR}/cmake)
 set_tests_properties(find_cudnn.decoy PROPERTIES LABELS cpu)
