@@ -53,7 +53,8 @@ TEST(FastDivmod, NearTheTopOfTheRange) {
                     top}) {
     const FastDivmod f = FastDivmod::make(d);
     const int64_t last = top / d * d;  // the largest multiple of d
-    for (int64_t k = 0; k < 4 && last - k * d >= 0; ++k) {
+    // k stays within last / d so that k * d cannot overflow for divisors near the top.
+    for (int64_t k = 0; k < 4 && k <= last / d; ++k) {
       const int64_t multiple = last - k * d;
       for (int64_t delta = -2; delta <= 2; ++delta) {
         if (delta > top - multiple || multiple + delta < 0) continue;  // outside [0, top]
