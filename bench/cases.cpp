@@ -2,6 +2,7 @@
 
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "convlab/text_input.hpp"
 #include "suites.hpp"
 
 namespace convbench {
@@ -64,11 +65,7 @@ std::vector<const convlab::Algorithm*> select_algorithms(const SweepSpec& spec) 
 
 std::vector<convlab::Pass> parse_passes(const std::string& text) {
   std::vector<convlab::Pass> passes;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
+  for (std::string_view item : convlab::split_list(text)) {
     if (item.empty()) {
       throw Error(ErrorCode::invalid_argument,
                   "empty pass in --passes '" + text + "'; expected fwd, bwd_data, bwd_filter");
@@ -77,7 +74,6 @@ std::vector<convlab::Pass> parse_passes(const std::string& text) {
     bool seen = false;
     for (convlab::Pass p : passes) seen = seen || p == pass;
     if (!seen) passes.push_back(pass);
-    start = end + 1;
   }
   return passes;
 }

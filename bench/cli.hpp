@@ -23,13 +23,17 @@ struct ListOptions {
   std::string format = "table";  ///< table or json
 };
 
-struct RunOptions {
+/// The layer, algorithm and pass selection that run, memory and predict share.
+struct LayerOptions {
   std::vector<std::string> shapes;
   std::vector<std::string> batch_files;
   std::vector<std::string> suites;
   std::optional<int64_t> mb;
   std::optional<std::string> algos;
   std::string passes = "fwd,bwd_data,bwd_filter";
+};
+
+struct RunOptions : LayerOptions {
   int reps = 5;
   int warmup = 1;
   double max_time = 2.0;  ///< seconds of timed runs after which a case stops repeating

@@ -11,6 +11,7 @@
 #include "convlab/memory.hpp"
 #include "convlab/registry.hpp"
 #include "output/output_file.hpp"
+#include "output/report.hpp"
 #include "reporters.hpp"
 #include "research.hpp"
 
@@ -283,20 +284,11 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
                                 : "inference";
   context["command"] = command;
 
-  const std::string format = o.format.value_or("table");
-  if (format == "csv") write_fields_csv(std::cout, context, memory_columns(), rows);
-  if (format == "json") write_json(std::cout, context, rows);
-  if (format == "table") write_table(std::cout, rows, !cards.empty());
-  if (o.out) {
-    OutputFile output(*o.out, "--out", OutputFile::OnAbandon::remove);
-    std::ostream& file = output.begin();
-    if (o.out->size() > 5 && o.out->compare(o.out->size() - 5, 5, ".json") == 0) {
-      write_json(file, context, rows);
-    } else {
-      write_fields_csv(file, context, memory_columns(), rows);
-    }
-    output.commit();
-  }
+  write_report(o.format, o.out, "--out", [&](std::ostream& out, const std::string& format) {
+    if (format == "csv") write_fields_csv(out, context, memory_columns(), rows);
+    if (format == "json") write_json(out, context, rows);
+    if (format == "table") write_table(out, rows, !cards.empty());
+  });
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "output/output_file.hpp"
+#include "output/report.hpp"
 #include "reporters.hpp"
 #include "research.hpp"
 
@@ -300,13 +301,7 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
       print_table(out, titles, cases);
     }
   };
-  emit(std::cout, o.format.value_or("table"));
-  if (o.out) {
-    const bool json = o.out->size() > 5 && o.out->compare(o.out->size() - 5, 5, ".json") == 0;
-    OutputFile output(*o.out, "--out", OutputFile::OnAbandon::remove);
-    emit(output.begin(), json ? "json" : "csv");
-    output.commit();
-  }
+  write_report(o.format, o.out, "--out", emit);
   return 0;
 }
 

@@ -7,14 +7,7 @@
 
 namespace convbench {
 
-const char* to_string(Format format) noexcept {
-  switch (format) {
-    case Format::table: return "table";
-    case Format::csv: return "csv";
-    case Format::json: return "json";
-  }
-  return "?";
-}
+const char* to_string(Format format) noexcept { return convlab::name_of(kFormatNames, format); }
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;

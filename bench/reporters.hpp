@@ -3,6 +3,7 @@
 // an interrupted sweep keeps every finished row. One interface for the three formats (and for
 // what issue 5 adds: a progress line, a --resume-aware file sink).
 
+#include <array>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -10,11 +11,17 @@
 
 #include "cases.hpp"
 #include "context.hpp"
+#include "convlab/enum_names.hpp"
 #include "row.hpp"
 
 namespace convbench {
 
 enum class Format { table, csv, json };
+inline constexpr auto kFormatNames = convlab::enum_names<Format::json>({
+    {Format::table, "table"},
+    {Format::csv, "csv"},
+    {Format::json, "json"},
+});
 const char* to_string(Format format) noexcept;
 
 class Reporter {

@@ -25,16 +25,6 @@ using Fields = std::map<std::string, std::string>;
 void write_fields_csv(std::ostream& out, const Context& context,
                       const std::vector<std::string>& columns, const std::vector<Fields>& rows);
 
-/// The layer, algorithm and pass selection that memory and predict share with run.
-struct LayerOptions {
-  std::vector<std::string> shapes;
-  std::vector<std::string> batch_files;
-  std::vector<std::string> suites;
-  std::optional<int64_t> mb;
-  std::optional<std::string> algos;
-  std::string passes = "fwd,bwd_data,bwd_filter";
-};
-
 struct MemoryOptions {
   LayerOptions layers;
   std::vector<std::string> cards;  ///< --cards LIST|all|FILE.json (repeatable)

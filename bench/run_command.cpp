@@ -29,10 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 
 Format parse_format(const std::string& text) {
-  if (text == "table") return Format::table;
-  if (text == "csv") return Format::csv;
-  if (text == "json") return Format::json;
-  throw UsageError("unknown format '" + text + "'; expected table, csv or json");
+  if (auto format = convlab::find_value(kFormatNames, text)) return *format;
+  throw UsageError("unknown format '" + text + "'; expected " + convlab::names_list(kFormatNames));
 }
 
 // --out's format: its suffix, else --format when that is csv or json.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "convlab/error.hpp"
+#include "convlab/text_input.hpp"
 #include "output/output_file.hpp"
 
 namespace convbench {
@@ -27,11 +28,8 @@ namespace {
 
 std::vector<std::string> parse_devices(const std::string& text) {
   std::vector<std::string> devices;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string d = text.substr(start, end - start);
+  for (std::string_view item : convlab::split_list(text)) {
+    const std::string d(item);
     if (d.empty() || d.size() > 4 || d.find_first_not_of("0123456789") != std::string::npos) {
       throw UsageError("--devices '" + text + "': expected device numbers, e.g. 0,1");
     }
@@ -39,7 +37,6 @@ std::vector<std::string> parse_devices(const std::string& text) {
       throw UsageError("--devices '" + text + "': device " + d + " given twice");
     }
     devices.push_back(d);
-    start = end + 1;
   }
   return devices;
 }

@@ -1,25 +1,22 @@
 #include "commands/compare.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "convlab/enum_names.hpp"
 
 namespace convbench {
 
-const char* to_string(Verdict verdict) noexcept {
-  switch (verdict) {
-    case Verdict::faster:
-      return "faster";
-    case Verdict::slower:
-      return "slower";
-    case Verdict::within_noise:
-      return "within_noise";
-    case Verdict::too_few_reps:
-      return "too_few_reps";
-    case Verdict::not_compared:
-      return "not_compared";
-  }
-  return "?";
-}
+constexpr auto kVerdictNames = convlab::enum_names<Verdict::not_compared>({
+    {Verdict::faster, "faster"},
+    {Verdict::slower, "slower"},
+    {Verdict::within_noise, "within_noise"},
+    {Verdict::too_few_reps, "too_few_reps"},
+    {Verdict::not_compared, "not_compared"},
+});
+
+const char* to_string(Verdict verdict) noexcept { return convlab::name_of(kVerdictNames, verdict); }
 
 double separation_p_value(int64_t m, int64_t n) {
   if (m < 1 || n < 1) return 1;

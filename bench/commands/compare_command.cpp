@@ -9,6 +9,7 @@
 #include "commands/compare.hpp"
 #include "convlab/error.hpp"
 #include "output/output_file.hpp"
+#include "output/report.hpp"
 #include "reporters.hpp"
 #include "research.hpp"
 
@@ -249,20 +250,12 @@ int run_compare(const CompareOptions& o, const std::string& command_line) {
   std::vector<Fields> rows;
   for (const CaseComparison& c : cmp.cases) rows.push_back(fields_of(c));
 
-  const std::string format = o.format.value_or("table");
-  if (format == "table") write_table(std::cout, context, cmp);
-  if (format == "csv") write_fields_csv(std::cout, context, csv_columns(), rows);
-  if (format == "json") write_json(std::cout, context, cmp);
-  if (o.out) {
-    OutputFile output(*o.out, "compare: --out", OutputFile::OnAbandon::remove);
-    std::ostream& file = output.begin();
-    if (ends_with(*o.out, ".json")) {
-      write_json(file, context, cmp);
-    } else {
-      write_fields_csv(file, context, csv_columns(), rows);
-    }
-    output.commit();
-  }
+  write_report(o.format, o.out, "compare: --out",
+               [&](std::ostream& out, const std::string& format) {
+                 if (format == "table") write_table(out, context, cmp);
+                 if (format == "csv") write_fields_csv(out, context, csv_columns(), rows);
+                 if (format == "json") write_json(out, context, cmp);
+               });
   return 0;
 }
 

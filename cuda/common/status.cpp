@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <cstddef>
+
 namespace convlab::cuda {
 
 std::string cuda_error_name(int error) { return cudaGetErrorName(static_cast<cudaError_t>(error)); }
@@ -42,48 +44,54 @@ std::string cublas_status_name(int status) {
   return cublasGetStatusName(static_cast<cublasStatus_t>(status));
 }
 
-ErrorCode cuda_error_code(int error) {
-  switch (static_cast<cudaError_t>(error)) {
-    case cudaErrorMemoryAllocation:
-      return ErrorCode::out_of_memory;
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorInvalidDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorNoKernelImageForDevice:
-    case cudaErrorCompatNotSupportedOnDevice:
-      return ErrorCode::unavailable;
-    default:
-      return ErrorCode::backend;
+namespace {
+
+// A library's statuses that mean something other than a backend failure; every status not
+// listed is ErrorCode::backend.
+struct StatusCode {
+  int status;
+  ErrorCode code;
+};
+
+template <std::size_t N>
+ErrorCode code_of(const StatusCode (&table)[N], int status) {
+  for (const StatusCode& entry : table) {
+    if (entry.status == status) return entry.code;
   }
+  return ErrorCode::backend;
 }
 
-ErrorCode cufft_error_code(int status) {
-  switch (static_cast<cufftResult>(status)) {
-    case CUFFT_ALLOC_FAILED:
-      return ErrorCode::out_of_memory;
-    case CUFFT_INVALID_SIZE:
-    case CUFFT_NOT_IMPLEMENTED:
-    case CUFFT_NOT_SUPPORTED:
-      return ErrorCode::unsupported;
-    case CUFFT_INVALID_DEVICE:
-      return ErrorCode::unavailable;
-    default:
-      return ErrorCode::backend;
-  }
-}
+constexpr StatusCode kCudaCodes[] = {
+    {cudaErrorMemoryAllocation, ErrorCode::out_of_memory},
+    {cudaErrorNoDevice, ErrorCode::unavailable},
+    {cudaErrorInsufficientDriver, ErrorCode::unavailable},
+    {cudaErrorInvalidDevice, ErrorCode::unavailable},
+    {cudaErrorDevicesUnavailable, ErrorCode::unavailable},
+    {cudaErrorNoKernelImageForDevice, ErrorCode::unavailable},
+    {cudaErrorCompatNotSupportedOnDevice, ErrorCode::unavailable},
+};
 
-ErrorCode cublas_error_code(int status) {
-  switch (static_cast<cublasStatus_t>(status)) {
-    case CUBLAS_STATUS_ALLOC_FAILED:
-      return ErrorCode::out_of_memory;
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return ErrorCode::unsupported;
-    default:
-      return ErrorCode::backend;
-  }
-}
+constexpr StatusCode kCufftCodes[] = {
+    {CUFFT_ALLOC_FAILED, ErrorCode::out_of_memory},
+    {CUFFT_INVALID_SIZE, ErrorCode::unsupported},
+    {CUFFT_NOT_IMPLEMENTED, ErrorCode::unsupported},
+    {CUFFT_NOT_SUPPORTED, ErrorCode::unsupported},
+    {CUFFT_INVALID_DEVICE, ErrorCode::unavailable},
+};
+
+constexpr StatusCode kCublasCodes[] = {
+    {CUBLAS_STATUS_ALLOC_FAILED, ErrorCode::out_of_memory},
+    {CUBLAS_STATUS_NOT_SUPPORTED, ErrorCode::unsupported},
+    {CUBLAS_STATUS_ARCH_MISMATCH, ErrorCode::unsupported},
+};
+
+}  // namespace
+
+ErrorCode cuda_error_code(int error) { return code_of(kCudaCodes, error); }
+
+ErrorCode cufft_error_code(int status) { return code_of(kCufftCodes, status); }
+
+ErrorCode cublas_error_code(int status) { return code_of(kCublasCodes, status); }
 
 ErrorCode cudnn_error_code(int status) {
   // The values are cuDNN 9's (cudnn_graph.h); they are spelled out here so that this

@@ -29,6 +29,7 @@
 #include "cuda/common/run_stream.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/fft/cuda_fft_plan.hpp"
+#include "strategy/tiled_fft_host.hpp"
 #include "strategy/tiled_fft_passes.hpp"
 #include "tiled_kernels.hpp"
 
@@ -36,13 +37,6 @@ namespace convlab::cuda {
 namespace {
 
 constexpr const char* kName = "cuda.fft_tiled";
-
-TiledFftOptions options_from(const KnobValues& knobs) {
-  TiledFftOptions o;
-  o.tile = knob_integer(knobs, "tile").value_or(0);
-  o.batch = knob_integer(knobs, "batch").value_or(0);
-  return o;
-}
 
 class CudaFftTiledPlan final : public Plan {
  public:
@@ -63,21 +57,9 @@ class CudaFftTiledPlan final : public Plan {
     }
     tiled_fft_set_fft_bytes(g_, static_cast<int64_t>(fft));
     const PlanInfo& sub = full_->info();
+    describe_tiled_fft_plan(g_, sub, workspace_bytes(), info_);
     info_.kernel = "tiled gathers + " + sub.kernel;
-    info_.transform = sub.transform;
     info_.math_mode = sub.math_mode;
-    info_.tile = std::to_string(g_.h.tile) + "x" + std::to_string(g_.w.tile);
-    info_.workspace_split = {{"patches", static_cast<std::size_t>(g_.patches.bytes)},
-                             {"tiles", static_cast<std::size_t>(g_.tiles_buffer.bytes)},
-                             {"partial", static_cast<std::size_t>(g_.partial.bytes)},
-                             {"fft", static_cast<std::size_t>(g_.fft.bytes)}};
-    std::size_t placed = 0;
-    for (const auto& part : info_.workspace_split) placed += part.second;
-    info_.workspace_split.back().second += workspace_bytes() - placed;  // alignment gaps
-    info_.details = {{"tiles", std::to_string(g_.h.tiles) + "x" + std::to_string(g_.w.tiles)},
-                     {"patch", std::to_string(g_.h.patch) + "x" + std::to_string(g_.w.patch)},
-                     {"batch_pairs", std::to_string(g_.batch)},
-                     {"batches", std::to_string(g_.batches)}};
   }
 
   std::size_t workspace_bytes() const override { return static_cast<std::size_t>(g_.total_bytes); }
@@ -164,28 +146,7 @@ class CudaFftTiled final : public CudaStrategy {
   }
   static std::vector<KnobSpec> tiled_knobs() {
     std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
-    knobs.push_back(
-        KnobSpec{"tile",
-                 KnobType::integer,
-                 "auto",
-                 {},
-                 1,
-                 int64_t{1} << 30,
-                 true,
-                 "",
-                 "outputs per tile edge (capped by the output size); auto: the patch is the "
-                 "even 2,3,5,7-smooth size >= 4 dilated kernels"});
-    knobs.push_back(
-        KnobSpec{"batch",
-                 KnobType::integer,
-                 "auto",
-                 {},
-                 1,
-                 int64_t{1} << 40,
-                 true,
-                 "",
-                 "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
-                 "about the filter's (up to 4x within 8 MiB), at least 8"});
+    for (KnobSpec& spec : tiled_fft_knobs()) knobs.push_back(std::move(spec));
     return knobs;
   }
   Support supports(const ConvProblem& problem, Pass pass) const override {
@@ -213,7 +174,7 @@ class CudaFftTiled final : public CudaStrategy {
     CudaContext& context = plan_device(kName, settings.device);
     const Support support = supports(problem, pass);
     if (!support) throw Error(ErrorCode::unsupported, std::string(kName) + ": " + support.reason);
-    return std::make_unique<CudaFftTiledPlan>(problem, pass, options_from(knobs), context,
+    return std::make_unique<CudaFftTiledPlan>(problem, pass, tiled_fft_options(knobs), context,
                                               settings);
   }
 };

@@ -26,19 +26,6 @@ CONVLAB_HD float tiled_patch_value(const TiledFftGeometry& g, TiledBatch b, int6
   return src[((pair.image * channels + plane % channels) * h + ih) * w + iw];
 }
 
-/// Element e of a batch's gathered tiles (count * channels planes of tile_h x tile_w) from
-/// dy (N x channels x oh x ow); zero for the overhang past the output.
-CONVLAB_HD float tiled_tile_value(const TiledFftGeometry& g, TiledBatch b, int64_t channels,
-                                  int64_t oh, int64_t ow, const float* dy, int64_t e) {
-  const int64_t tw = g.w.tile, th = g.h.tile;
-  const int64_t col = e % tw, row = (e / tw) % th, plane = e / (tw * th);
-  const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / channels);
-  const int64_t o = tiled_fft_output_index(g.h, pair.th, row);
-  const int64_t q = tiled_fft_output_index(g.w, pair.tw, col);
-  if (o < 0 || q < 0) return 0.0f;
-  return dy[((pair.image * channels + plane % channels) * oh + o) * ow + q];
-}
-
 /// Where element e of a batch's tiles goes in y (N x channels x oh x ow), or -1 for the
 /// overhang.
 CONVLAB_HD int64_t tiled_y_index(const TiledFftGeometry& g, TiledBatch b, int64_t channels,
@@ -50,6 +37,14 @@ CONVLAB_HD int64_t tiled_y_index(const TiledFftGeometry& g, TiledBatch b, int64_
   const int64_t q = tiled_fft_output_index(g.w, pair.tw, col);
   if (o < 0 || q < 0) return -1;
   return ((pair.image * channels + plane % channels) * oh + o) * ow + q;
+}
+
+/// Element e of a batch's gathered tiles (count * channels planes of tile_h x tile_w) from
+/// dy (N x channels x oh x ow, laid out as y); zero for the overhang past the output.
+CONVLAB_HD float tiled_tile_value(const TiledFftGeometry& g, TiledBatch b, int64_t channels,
+                                  int64_t oh, int64_t ow, const float* dy, int64_t e) {
+  const int64_t i = tiled_y_index(g, b, channels, oh, ow, e);
+  return i < 0 ? 0.0f : dy[i];
 }
 
 /// The first image a batch touches.

@@ -8,26 +8,24 @@
 #include "convlab/memory.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 
 namespace convlab {
 
-const char* to_string(MemorySource source) noexcept {
-  switch (source) {
-    case MemorySource::plan:
-      return "plan";
-    case MemorySource::unsupported:
-      return "unsupported";
-    case MemorySource::unavailable:
-      return "unavailable";
-  }
-  return "unknown";
-}
+constexpr auto kMemorySourceNames = enum_names<MemorySource::unavailable>({
+    {MemorySource::plan, "plan"},
+    {MemorySource::unsupported, "unsupported"},
+    {MemorySource::unavailable, "unavailable"},
+});
+
+const char* to_string(MemorySource source) noexcept { return name_of(kMemorySourceNames, source); }
 
 RoleNames role_names(Pass pass) noexcept {
   switch (pass) {
@@ -303,20 +301,16 @@ std::optional<double> TimingTable::find(const ConvProblem& problem, Pass pass,
   return it->second;
 }
 
+constexpr auto kCandidateStatusNames = enum_names<Candidate::Status::not_measured>({
+    {Candidate::Status::fits, "fits"},
+    {Candidate::Status::over_budget, "over_budget"},
+    {Candidate::Status::unsupported, "unsupported"},
+    {Candidate::Status::unavailable, "unavailable"},
+    {Candidate::Status::not_measured, "not_measured"},
+});
+
 const char* to_string(Candidate::Status status) noexcept {
-  switch (status) {
-    case Candidate::Status::fits:
-      return "fits";
-    case Candidate::Status::over_budget:
-      return "over_budget";
-    case Candidate::Status::unsupported:
-      return "unsupported";
-    case Candidate::Status::unavailable:
-      return "unavailable";
-    case Candidate::Status::not_measured:
-      return "not_measured";
-  }
-  return "unknown";
+  return name_of(kCandidateStatusNames, status);
 }
 
 std::string Selection::describe() const {

@@ -31,12 +31,14 @@
 // calibration divides it by the efficiency the algorithm reached on the card a sweep was
 // measured on, efficiency = sum(roofline) / sum(measured) over the sweep's cases.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 
 #include "convlab/cards.hpp"
 #include "convlab/descriptor.hpp"
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/text_input.hpp"
@@ -44,16 +46,14 @@
 
 namespace convlab {
 
+constexpr auto kAlgorithmFamilyNames = enum_names<AlgorithmFamily::fft>({
+    {AlgorithmFamily::direct, "direct"},
+    {AlgorithmFamily::im2col, "im2col"},
+    {AlgorithmFamily::fft, "fft"},
+});
+
 const char* to_string(AlgorithmFamily family) noexcept {
-  switch (family) {
-    case AlgorithmFamily::direct:
-      return "direct";
-    case AlgorithmFamily::im2col:
-      return "im2col";
-    case AlgorithmFamily::fft:
-      return "fft";
-  }
-  return "unknown";
+  return name_of(kAlgorithmFamilyNames, family);
 }
 
 AlgorithmFamily algorithm_family(const AlgorithmInfo& info) { return algorithm_family(info.family); }

@@ -1,41 +1,35 @@
 // The self-description of algorithms and plans, and the knob-validating entry to planning.
+#include <array>
 #include <string>
 
 #include "convlab/algorithm.hpp"
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 
 namespace convlab {
 
-const char* to_string(Family family) noexcept {
-  switch (family) {
-    case Family::reference: return "reference";
-    case Family::direct: return "direct";
-    case Family::gemm: return "gemm";
-    case Family::fft: return "fft";
-    case Family::fft_tiled: return "fft_tiled";
-    case Family::winograd: return "winograd";
-    case Family::vendor: return "vendor";
-  }
-  return "?";
-}
+constexpr auto kFamilyNames = enum_names<Family::vendor>({
+    {Family::reference, "reference"},
+    {Family::direct, "direct"},
+    {Family::gemm, "gemm"},
+    {Family::fft, "fft"},
+    {Family::fft_tiled, "fft_tiled"},
+    {Family::winograd, "winograd"},
+    {Family::vendor, "vendor"},
+});
+
+const char* to_string(Family family) noexcept { return name_of(kFamilyNames, family); }
 
 Family parse_family(std::string_view text) {
-  for (Family f : {Family::reference, Family::direct, Family::gemm, Family::fft, Family::fft_tiled,
-                   Family::winograd, Family::vendor}) {
-    if (text == to_string(f)) return f;
-  }
-  throw Error(ErrorCode::invalid_argument,
-              "unknown algorithm family '" + std::string(text.substr(0, 64)) +
-                  "': expected reference, direct, gemm, fft, fft_tiled, winograd or vendor");
+  return value_of(kFamilyNames, text, "algorithm family");
 }
 
-const char* to_string(MathMode mode) noexcept {
-  switch (mode) {
-    case MathMode::fp32: return "fp32";
-    case MathMode::tf32: return "tf32";
-  }
-  return "?";
-}
+constexpr auto kMathModeNames = enum_names<MathMode::tf32>({
+    {MathMode::fp32, "fp32"},
+    {MathMode::tf32, "tf32"},
+});
+
+const char* to_string(MathMode mode) noexcept { return name_of(kMathModeNames, mode); }
 
 std::string PlanInfo::format_workspace_split() const {
   std::string text;

@@ -227,18 +227,14 @@ std::vector<const Card*> CardDatabase::select(std::string_view list) const {
     for (const Card& c : cards_) out.push_back(&c);
     return out;
   }
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string_view::npos) end = list.size();
-    const std::string id = trim(list.substr(start, end - start));
+  for (std::string_view item : split_list(list)) {
+    const std::string id = trim(item);
     if (id.empty()) {
       throw Error(ErrorCode::invalid_argument,
                   "empty card id in '" + std::string(list) + "'; known: " + known_ids());
     }
     const Card* c = &get(id);
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-    start = end + 1;
   }
   return out;
 }

@@ -1,19 +1,22 @@
 #include "convlab/error.hpp"
 
+#include <array>
+
+#include "convlab/enum_names.hpp"
+
 namespace convlab {
 
-const char* to_string(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::invalid_problem: return "invalid_problem";
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::unavailable: return "unavailable";
-    case ErrorCode::out_of_memory: return "out_of_memory";
-    case ErrorCode::over_budget: return "over_budget";
-    case ErrorCode::io: return "io";
-    case ErrorCode::backend: return "backend";
-  }
-  return "unknown";
-}
+constexpr auto kErrorCodeNames = enum_names<ErrorCode::backend>({
+    {ErrorCode::invalid_problem, "invalid_problem"},
+    {ErrorCode::invalid_argument, "invalid_argument"},
+    {ErrorCode::unsupported, "unsupported"},
+    {ErrorCode::unavailable, "unavailable"},
+    {ErrorCode::out_of_memory, "out_of_memory"},
+    {ErrorCode::over_budget, "over_budget"},
+    {ErrorCode::io, "io"},
+    {ErrorCode::backend, "backend"},
+});
+
+const char* to_string(ErrorCode code) noexcept { return name_of(kErrorCodeNames, code); }
 
 }  // namespace convlab

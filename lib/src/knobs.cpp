@@ -2,24 +2,25 @@
 #include "convlab/knobs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
 #include "convlab/cards.hpp"
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 
 namespace convlab {
 
-const char* to_string(KnobType type) noexcept {
-  switch (type) {
-    case KnobType::integer: return "integer";
-    case KnobType::boolean: return "boolean";
-    case KnobType::choice: return "choice";
-    case KnobType::bytes: return "bytes";
-  }
-  return "?";
-}
+constexpr auto kKnobTypeNames = enum_names<KnobType::bytes>({
+    {KnobType::integer, "integer"},
+    {KnobType::boolean, "boolean"},
+    {KnobType::choice, "choice"},
+    {KnobType::bytes, "bytes"},
+});
+
+const char* to_string(KnobType type) noexcept { return name_of(kKnobTypeNames, type); }
 
 namespace {
 

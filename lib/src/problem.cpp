@@ -1,30 +1,25 @@
 #include "convlab/problem.hpp"
 
+#include <array>
 #include <limits>
 #include <sstream>
 #include <string>
 
 #include "convlab/descriptor.hpp"
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 
 namespace convlab {
 
-const char* to_string(Pass pass) noexcept {
-  switch (pass) {
-    case Pass::forward: return "fwd";
-    case Pass::backward_data: return "bwd_data";
-    case Pass::backward_filter: return "bwd_filter";
-  }
-  return "unknown";
-}
+constexpr auto kPassNames = enum_names<Pass::backward_filter>({
+    {Pass::forward, "fwd"},
+    {Pass::backward_data, "bwd_data"},
+    {Pass::backward_filter, "bwd_filter"},
+});
 
-Pass parse_pass(std::string_view text) {
-  if (text == "fwd") return Pass::forward;
-  if (text == "bwd_data") return Pass::backward_data;
-  if (text == "bwd_filter") return Pass::backward_filter;
-  throw Error(ErrorCode::invalid_argument,
-              "unknown pass '" + std::string(text) + "': expected fwd, bwd_data or bwd_filter");
-}
+const char* to_string(Pass pass) noexcept { return name_of(kPassNames, pass); }
+
+Pass parse_pass(std::string_view text) { return value_of(kPassNames, text, "pass"); }
 
 namespace {
 

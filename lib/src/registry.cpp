@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "convlab/error.hpp"
+#include "convlab/text_input.hpp"
 
 namespace convlab {
 
@@ -147,11 +148,7 @@ const Algorithm& Registry::get(std::string_view name) const {
 std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   std::vector<const Algorithm*> result;
-  size_t start = 0;
-  while (start <= globs.size()) {
-    size_t end = globs.find(',', start);
-    if (end == std::string_view::npos) end = globs.size();
-    std::string_view glob = globs.substr(start, end - start);
+  for (std::string_view glob : split_list(globs)) {
     if (glob.empty()) {
       throw Error(ErrorCode::invalid_argument, "empty algorithm name in '" + std::string(globs) +
                                                    "'; known: " + state_->known_names());
@@ -171,7 +168,6 @@ std::vector<const Algorithm*> Registry::match(std::string_view globs) const {
       throw Error(ErrorCode::invalid_argument, "no algorithm matches '" + std::string(glob) + "'" +
                                                    note + "; known: " + state_->known_names());
     }
-    start = end + 1;
   }
   return result;
 }

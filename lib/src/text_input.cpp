@@ -95,4 +95,18 @@ std::string excerpt(std::string_view text, std::size_t max_chars) {
   return out;
 }
 
+std::vector<std::string_view> split_list(std::string_view text) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(',', start);
+    if (end == std::string_view::npos) {
+      items.push_back(text.substr(start));
+      return items;
+    }
+    items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 }  // namespace convlab

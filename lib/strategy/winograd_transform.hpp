@@ -38,15 +38,26 @@ struct Tile {
   static constexpr int points = alpha * alpha;  ///< transform points of a 2-D tile
 };
 
+// The matrices are written once, in double (specialised below); any other precision reads
+// them rounded from there, so float and double cannot disagree on an entry.
 /// B^T (alpha x alpha), row-major.
 template <int M, class T>
-CONVLAB_HD T bt(int i, int j);
+CONVLAB_HD T bt(int i, int j) {
+  static_assert(Tile<M>::m == M && sizeof(T) != sizeof(double), "no B^T in double for this M");
+  return static_cast<T>(bt<M, double>(i, j));
+}
 /// G (alpha x 3), row-major.
 template <int M, class T>
-CONVLAB_HD T g(int i, int j);
+CONVLAB_HD T g(int i, int j) {
+  static_assert(Tile<M>::m == M && sizeof(T) != sizeof(double), "no G in double for this M");
+  return static_cast<T>(g<M, double>(i, j));
+}
 /// A^T (m x alpha), row-major.
 template <int M, class T>
-CONVLAB_HD T at(int i, int j);
+CONVLAB_HD T at(int i, int j) {
+  static_assert(Tile<M>::m == M && sizeof(T) != sizeof(double), "no A^T in double for this M");
+  return static_cast<T>(at<M, double>(i, j));
+}
 
 template <>
 CONVLAB_HD double bt<2, double>(int i, int j) {
@@ -99,19 +110,6 @@ CONVLAB_HD double at<4, double>(int i, int j) {
                             0, 1, -1, 8, -8, 1};
   return t[i * 6 + j];
 }
-
-template <>
-CONVLAB_HD float bt<2, float>(int i, int j) { return static_cast<float>(bt<2, double>(i, j)); }
-template <>
-CONVLAB_HD float g<2, float>(int i, int j) { return static_cast<float>(g<2, double>(i, j)); }
-template <>
-CONVLAB_HD float at<2, float>(int i, int j) { return static_cast<float>(at<2, double>(i, j)); }
-template <>
-CONVLAB_HD float bt<4, float>(int i, int j) { return static_cast<float>(bt<4, double>(i, j)); }
-template <>
-CONVLAB_HD float g<4, float>(int i, int j) { return static_cast<float>(g<4, double>(i, j)); }
-template <>
-CONVLAB_HD float at<4, float>(int i, int j) { return static_cast<float>(at<4, double>(i, j)); }
 
 // The five maps a tile goes through, each out = L in L^T for one matrix L (rows x cols) given
 // by its entry function. Tiles are row-major, `in` cols x cols, `out` rows x rows.

@@ -7,14 +7,7 @@
 
 namespace convlab::cpu_fft {
 
-const char* to_string(BinGemmIsa isa) noexcept {
-  switch (isa) {
-    case BinGemmIsa::generic: return "generic";
-    case BinGemmIsa::avx2: return "avx2";
-    case BinGemmIsa::avx512: return "avx512";
-  }
-  return "?";
-}
+const char* to_string(BinGemmIsa isa) noexcept { return name_of(kBinGemmIsaNames, isa); }
 
 bool bin_gemm_isa_supported(BinGemmIsa isa) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -37,13 +30,12 @@ BinGemmIsa bin_gemm_isa(const std::string& choice) {
     if (bin_gemm_isa_supported(BinGemmIsa::avx2)) return BinGemmIsa::avx2;
     return BinGemmIsa::generic;
   }
-  for (BinGemmIsa isa : {BinGemmIsa::generic, BinGemmIsa::avx2, BinGemmIsa::avx512}) {
-    if (choice != to_string(isa)) continue;
-    if (!bin_gemm_isa_supported(isa)) {
+  if (auto isa = find_value(kBinGemmIsaNames, choice)) {
+    if (!bin_gemm_isa_supported(*isa)) {
       throw Error(ErrorCode::invalid_argument,
                   "knob cpu.fft.isa=" + choice + ": this CPU does not support it");
     }
-    return isa;
+    return *isa;
   }
   throw Error(ErrorCode::invalid_argument, "invalid value '" + choice.substr(0, 64) +
                                                "' for knob cpu.fft.isa: expected auto, "

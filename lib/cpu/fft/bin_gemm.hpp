@@ -14,15 +14,22 @@
 // (ai br, ai bi) with plain FMAs; the conjugation variants only differ in how P and Q are
 // combined once at the end (see combine() in bin_gemm_kernel.inc).
 
+#include <array>
 #include <cstdint>
 #include <string>
 
+#include "convlab/enum_names.hpp"
 #include "strategy/fft_geometry.hpp"
 
 namespace convlab::cpu_fft {
 
 /// The instruction sets the kernels are compiled for.
 enum class BinGemmIsa { generic, avx2, avx512 };
+inline constexpr auto kBinGemmIsaNames = enum_names<BinGemmIsa::avx512>({
+    {BinGemmIsa::generic, "generic"},
+    {BinGemmIsa::avx2, "avx2"},
+    {BinGemmIsa::avx512, "avx512"},
+});
 const char* to_string(BinGemmIsa isa) noexcept;
 
 /// The instruction set the knob cpu.fft.isa names: "auto" (the best this CPU runs),

@@ -92,16 +92,19 @@ class CpuFftAlgorithm final : public Algorithm {
  public:
   const AlgorithmInfo& info() const override {
     static const AlgorithmInfo kInfo{
-        "cpu.fft", Device::cpu, Family::fft,
+        "cpu.fft",
+        Device::cpu,
+        Family::fft,
         "fftw",
         "FFTW r2c/c2r (rows, then columns) + per-frequency complex GEMM over channels, "
         "vectorised across bins",
-        /*deterministic=*/true, MathMode::fp32,
-        {choice_knob("planner", "estimate", cpu_fft::planner_names(), "CONVLAB_FFTW_PLANNER",
-                     "FFTW planner rigour; only estimate picks the same codelets in every "
-                     "process (bitwise reproducible), measure and above time candidates"),
-         choice_knob("isa", "auto", {"auto", "generic", "avx2", "avx512"}, "CONVLAB_FFT_ISA",
-                     "instruction set of the per-bin GEMM; auto is the best this CPU runs")}};
+        /*deterministic=*/true,
+        MathMode::fp32,
+        cpu_fft::fft_plan_knobs(
+            "FFTW planner rigour; only estimate picks the same codelets in every "
+            "process (bitwise reproducible), measure and above time candidates",
+            "instruction set of the per-bin GEMM; auto is the best this CPU "
+            "runs")};
     return kInfo;
   }
 

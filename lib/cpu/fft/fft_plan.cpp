@@ -8,6 +8,13 @@
 #include "worker_pool.hpp"
 
 namespace convlab::cpu_fft {
+
+std::vector<KnobSpec> fft_plan_knobs(const std::string& planner_doc, const std::string& isa_doc) {
+  std::vector<std::string> isas{"auto"};
+  for (const auto& entry : kBinGemmIsaNames) isas.emplace_back(entry.name);
+  return {choice_knob("planner", "estimate", planner_names(), "CONVLAB_FFTW_PLANNER", planner_doc),
+          choice_knob("isa", "auto", isas, "CONVLAB_FFT_ISA", isa_doc)};
+}
 namespace {
 
 constexpr int64_t kBinMultiple = 8;  // the widest kernel's vector (AVX-512: 8 complex bins)

@@ -9,6 +9,7 @@
 
 #include "bin_gemm.hpp"
 #include "convlab/algorithm.hpp"
+#include "convlab/knobs.hpp"
 #include "fftw_plans.hpp"
 #include "strategy/fft_geometry.hpp"
 
@@ -19,6 +20,10 @@ namespace convlab::cpu_fft {
 /// equal within noise); the chunk is doubled where it would break the 64-byte alignment of
 /// the per-worker staging.
 int64_t chunk_planes(const FftGeometry& geometry_without_staging);
+
+/// cpu.fft's knobs, planner then isa, for every algorithm that plans cpu.fft's FftPlan (cpu.fft
+/// itself, and cpu.fft_tiled on its tiles); only what the documentation says differs.
+std::vector<KnobSpec> fft_plan_knobs(const std::string& planner_doc, const std::string& isa_doc);
 
 /// The geometry cpu.fft runs with `threads` workers: plane-major spectra, bins padded to a
 /// multiple of 8, one chunk of staging planes per worker.

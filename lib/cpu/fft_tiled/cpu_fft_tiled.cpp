@@ -54,25 +54,21 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "convlab/algorithm.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
+#include "strategy/tiled_fft_host.hpp"
 #include "tiled_plan.hpp"
 
 namespace convlab {
 namespace {
 
 constexpr const char* kName = "cpu.fft_tiled";
-
-TiledFftOptions options_from(const KnobValues& knobs) {
-  TiledFftOptions o;
-  o.tile = knob_integer(knobs, "tile").value_or(0);
-  o.batch = knob_integer(knobs, "batch").value_or(0);
-  return o;
-}
 
 class CpuFftTiledAlgorithm final : public Algorithm {
  public:
@@ -86,32 +82,18 @@ class CpuFftTiledAlgorithm final : public Algorithm {
         "tile-sized patches, memory bounded by the tile",
         /*deterministic=*/true,
         MathMode::fp32,
-        {KnobSpec{"tile",
-                  KnobType::integer,
-                  "auto",
-                  {},
-                  1,
-                  int64_t{1} << 30,
-                  true,
-                  "",
-                  "outputs per tile edge (capped by the output size); auto: the patch is the "
-                  "even 2,3,5,7-smooth size >= 4 dilated kernels"},
-         KnobSpec{"batch",
-                  KnobType::integer,
-                  "auto",
-                  {},
-                  1,
-                  int64_t{1} << 40,
-                  true,
-                  "",
-                  "(image, tile) pairs per FFT run (bounds the spectra); auto: their spectra "
-                  "about the filter's (up to 4x within 8 MiB), at least 8"},
-         // cpu.fft's own knobs, for its plans of the sub-problem.
-         choice_knob("planner", "estimate", cpu_fft::planner_names(), "CONVLAB_FFTW_PLANNER",
-                     "FFTW planner rigour of cpu.fft's plans of the tiles (as cpu.fft's)"),
-         choice_knob("isa", "auto", {"auto", "generic", "avx2", "avx512"}, "CONVLAB_FFT_ISA",
-                     "instruction set of the per-bin GEMM (as cpu.fft's)")}};
+        knobs()};
     return kInfo;
+  }
+  // The tiling's own knobs, then cpu.fft's for its plans of the tiles.
+  static std::vector<KnobSpec> knobs() {
+    std::vector<KnobSpec> all = tiled_fft_knobs();
+    for (KnobSpec& spec : cpu_fft::fft_plan_knobs(
+             "FFTW planner rigour of cpu.fft's plans of the tiles (as cpu.fft's)",
+             "instruction set of the per-bin GEMM (as cpu.fft's)")) {
+      all.push_back(std::move(spec));
+    }
+    return all;
   }
 
   Support supports(const ConvProblem& problem, Pass pass) const override {
@@ -141,7 +123,7 @@ class CpuFftTiledAlgorithm final : public Algorithm {
                                               problem.descriptor() + ": " + support.reason);
     }
     return std::make_unique<cpu_fft_tiled::TiledPlan>(
-        problem, pass, options_from(knobs), num_threads(),
+        problem, pass, tiled_fft_options(knobs), num_threads(),
         cpu_fft::bin_gemm_isa(knob_text(knobs, "isa")), knob_text(knobs, "planner"));
   }
 };

@@ -5,6 +5,7 @@
 #include "convlab/error.hpp"
 #include "cpu/fft/fftw_plans.hpp"
 #include "cpu/fft/worker_pool.hpp"
+#include "strategy/tiled_fft_host.hpp"
 #include "strategy/tiled_fft_passes.hpp"
 
 namespace convlab::cpu_fft_tiled {
@@ -15,6 +16,16 @@ namespace {
 constexpr int64_t kPlanesPerTask = 16;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// body(plane) for every plane in [0, planes) on `threads` workers, kPlanesPerTask a task.
+template <typename Body>
+void for_each_plane(int threads, int64_t planes, const Body& body) {
+  auto task = [&](int64_t i, int) {
+    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
+    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) body(plane);
+  };
+  cpu_fft::run_tasks(threads, ceil_div(planes, kPlanesPerTask), task);
+}
 
 }  // namespace
 
@@ -57,23 +68,19 @@ void TiledPlan::gather_patches(TiledBatch b, const float* x, float* patches) con
   const TiledFftGeometry& g = geometry_;
   const ConvProblem& p = problem_;
   const int64_t ph = g.h.patch, pw = g.w.patch, planes = b.count * p.c;
-  auto task = [&](int64_t i, int) {
-    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
-    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) {
-      const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.c);
-      const float* src = x + (pair.image * p.c + plane % p.c) * p.h * p.w;
-      float* dst = patches + plane * ph * pw;
-      for (int64_t j = 0; j < ph; ++j) {
-        const int64_t ih = tiled_fft_input_index(g.h, pair.th, j);
-        float* row = dst + j * pw;
-        for (int64_t k = 0; k < pw; ++k) {
-          const int64_t iw = ih < 0 ? -1 : tiled_fft_input_index(g.w, pair.tw, k);
-          row[k] = iw < 0 ? 0.0f : src[ih * p.w + iw];
-        }
+  for_each_plane(threads_, planes, [&](int64_t plane) {
+    const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.c);
+    const float* src = x + (pair.image * p.c + plane % p.c) * p.h * p.w;
+    float* dst = patches + plane * ph * pw;
+    for (int64_t j = 0; j < ph; ++j) {
+      const int64_t ih = tiled_fft_input_index(g.h, pair.th, j);
+      float* row = dst + j * pw;
+      for (int64_t k = 0; k < pw; ++k) {
+        const int64_t iw = ih < 0 ? -1 : tiled_fft_input_index(g.w, pair.tw, k);
+        row[k] = iw < 0 ? 0.0f : src[ih * p.w + iw];
       }
     }
-  };
-  cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
+  });
 }
 
 void TiledPlan::gather_tiles(TiledBatch b, const float* dy, float* tiles) const {
@@ -81,22 +88,18 @@ void TiledPlan::gather_tiles(TiledBatch b, const float* dy, float* tiles) const 
   const ConvProblem& p = problem_;
   const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
   const int64_t planes = b.count * p.k;
-  auto task = [&](int64_t i, int) {
-    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
-    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) {
-      const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
-      const float* src = dy + (pair.image * p.k + plane % p.k) * oh * ow;
-      float* dst = tiles + plane * th * tw;
-      for (int64_t j = 0; j < th; ++j) {
-        const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
-        for (int64_t k = 0; k < tw; ++k) {
-          const int64_t q = o < 0 ? -1 : tiled_fft_output_index(g.w, pair.tw, k);
-          dst[j * tw + k] = q < 0 ? 0.0f : src[o * ow + q];
-        }
+  for_each_plane(threads_, planes, [&](int64_t plane) {
+    const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
+    const float* src = dy + (pair.image * p.k + plane % p.k) * oh * ow;
+    float* dst = tiles + plane * th * tw;
+    for (int64_t j = 0; j < th; ++j) {
+      const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
+      for (int64_t k = 0; k < tw; ++k) {
+        const int64_t q = o < 0 ? -1 : tiled_fft_output_index(g.w, pair.tw, k);
+        dst[j * tw + k] = q < 0 ? 0.0f : src[o * ow + q];
       }
     }
-  };
-  cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
+  });
 }
 
 void TiledPlan::scatter_tiles(TiledBatch b, const float* tiles, float* y) const {
@@ -104,24 +107,20 @@ void TiledPlan::scatter_tiles(TiledBatch b, const float* tiles, float* y) const 
   const ConvProblem& p = problem_;
   const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
   const int64_t planes = b.count * p.k;
-  auto task = [&](int64_t i, int) {
-    const int64_t end = (i + 1) * kPlanesPerTask < planes ? (i + 1) * kPlanesPerTask : planes;
-    for (int64_t plane = i * kPlanesPerTask; plane < end; ++plane) {
-      const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
-      float* dst = y + (pair.image * p.k + plane % p.k) * oh * ow;
-      const float* src = tiles + plane * th * tw;
-      for (int64_t j = 0; j < th; ++j) {
-        const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
-        if (o < 0) break;
-        for (int64_t k = 0; k < tw; ++k) {
-          const int64_t q = tiled_fft_output_index(g.w, pair.tw, k);
-          if (q < 0) break;
-          dst[o * ow + q] = src[j * tw + k];
-        }
+  for_each_plane(threads_, planes, [&](int64_t plane) {
+    const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
+    float* dst = y + (pair.image * p.k + plane % p.k) * oh * ow;
+    const float* src = tiles + plane * th * tw;
+    for (int64_t j = 0; j < th; ++j) {
+      const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
+      if (o < 0) break;
+      for (int64_t k = 0; k < tw; ++k) {
+        const int64_t q = tiled_fft_output_index(g.w, pair.tw, k);
+        if (q < 0) break;
+        dst[o * ow + q] = src[j * tw + k];
       }
     }
-  };
-  cpu_fft::run_tasks(threads_, ceil_div(planes, kPlanesPerTask), task);
+  });
 }
 
 // Overlap-add: the patches of one image overlap, so a task owns one (image, channel) plane of
@@ -209,22 +208,8 @@ void TiledPlan::execute(const Tensors& t, const Workspace& workspace, Stream str
 void TiledPlan::describe_plan() {
   const TiledFftGeometry& g = geometry_;
   const PlanInfo& sub = full_->info();
-  info_.kernel = sub.kernel;
-  info_.transform = sub.transform;
-  info_.tile = std::to_string(g.h.tile) + "x" + std::to_string(g.w.tile);
-  info_.workspace_split = {{"patches", static_cast<std::size_t>(g.patches.bytes)},
-                           {"tiles", static_cast<std::size_t>(g.tiles_buffer.bytes)},
-                           {"partial", static_cast<std::size_t>(g.partial.bytes)},
-                           {"fft", static_cast<std::size_t>(g.fft.bytes)}};
-  // The split sums to workspace_bytes(): alignment gaps go to the buffer after them.
-  std::size_t placed = 0;
-  for (const auto& part : info_.workspace_split) placed += part.second;
-  info_.workspace_split.back().second += workspace_bytes() - placed;
-  info_.details = {{"tiles", std::to_string(g.h.tiles) + "x" + std::to_string(g.w.tiles)},
-                   {"patch", std::to_string(g.h.patch) + "x" + std::to_string(g.w.patch)},
-                   {"batch_pairs", std::to_string(g.batch)},
-                   {"batches", std::to_string(g.batches)},
-                   {"threads", std::to_string(threads_)}};
+  describe_tiled_fft_plan(g, sub, workspace_bytes(), info_);
+  info_.details.emplace_back("threads", std::to_string(threads_));
   for (const auto& d : sub.details) {
     if (d.first == "fftw_buffered_plans") info_.details.push_back(d);
   }

@@ -1,10 +1,12 @@
 #include "gemm.hpp"
 
 #include <Eigen/Core>
+#include <array>
 #include <atomic>
 #include <string>
 
 #include "convlab/config.hpp"
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 
 #if CONVLAB_HAVE_OPENBLAS
@@ -20,14 +22,13 @@
 
 namespace convlab::im2col {
 
-const char* to_string(GemmBackend backend) noexcept {
-  switch (backend) {
-    case GemmBackend::onednn: return "onednn";
-    case GemmBackend::openblas: return "openblas";
-    case GemmBackend::eigen: return "eigen";
-  }
-  return "unknown";
-}
+constexpr auto kGemmBackendNames = enum_names<GemmBackend::eigen>({
+    {GemmBackend::onednn, "onednn"},
+    {GemmBackend::openblas, "openblas"},
+    {GemmBackend::eigen, "eigen"},
+});
+
+const char* to_string(GemmBackend backend) noexcept { return name_of(kGemmBackendNames, backend); }
 
 bool gemm_backend_available(GemmBackend backend) noexcept {
   switch (backend) {

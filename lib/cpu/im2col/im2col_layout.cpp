@@ -1,24 +1,25 @@
 // cpu.im2col's settings and the workspace layout of a plan (the formula at the top of
 // cpu_im2col.cpp and in docs/strategy-im2col.md).
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <sstream>
 #include <string>
 
+#include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
 #include "cpu_im2col.hpp"
 #include "strategy/im2col_index.hpp"
 
 namespace convlab::im2col {
 
-const char* to_string(ParallelMode mode) noexcept {
-  switch (mode) {
-    case ParallelMode::automatic: return "auto";
-    case ParallelMode::images: return "images";
-    case ParallelMode::gemm: return "gemm";
-  }
-  return "unknown";
-}
+constexpr auto kParallelModeNames = enum_names<ParallelMode::gemm>({
+    {ParallelMode::automatic, "auto"},
+    {ParallelMode::images, "images"},
+    {ParallelMode::gemm, "gemm"},
+});
+
+const char* to_string(ParallelMode mode) noexcept { return name_of(kParallelModeNames, mode); }
 
 std::vector<KnobSpec> Im2colOptions::schema() const {
   std::vector<std::string> backends;

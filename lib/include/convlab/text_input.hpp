@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace convlab {
 
@@ -33,5 +34,10 @@ void check_json_depth(std::string_view text, std::string_view source, int max_de
 /// At most `max_chars` characters of `text` for a message, with "..." and the full length
 /// when cut; control characters are written as \xNN so the message stays one line.
 std::string excerpt(std::string_view text, std::size_t max_chars = 80);
+
+/// The items of a comma-separated list, in order and untrimmed, empty ones included ("" is
+/// one empty item, "a," two), so that each caller rejects an empty item in its own words.
+/// The views point into `text`.
+std::vector<std::string_view> split_list(std::string_view text);
 
 }  // namespace convlab
