@@ -28,9 +28,12 @@
 // transform along W with exactly the geometry's bins; Hf = Wf = 1 is the identity (a copy
 // kernel).
 //
-// Steps of a run (on the caller's stream, or the context's when it gives none): place input A ->
-// staging, R2C -> spectra A; place input B -> staging, R2C -> spectra B; CGEMM per group -> spectra
-// of the output; C2R -> staging; crop with the scale into the output tensor.
+// Steps of a run (on the caller's stream, or the context's when it gives none), with the knob
+// staging=fused (the default): place inputs A and B side by side in the staging by one gather
+// (fft_staging.hpp), R2C -> spectra A, R2C -> spectra B; with staging=separate: place A ->
+// staging, R2C -> spectra A, place B -> staging, R2C -> spectra B. Then CGEMM per group ->
+// spectra of the output; C2R -> staging; crop with the scale into the output tensor. Fused
+// saves one launch and costs staging room for both inputs; neither has been timed on a GPU.
 //
 // Cached filters (knob cache_filters, default off): in forward and backward-data w is an
 // input, and its spectra stay in the workspace after a run. With the knob on, a run whose w
@@ -116,6 +119,10 @@ class DeviceOps final : public FftOps {
              int64_t planes, int64_t hf, int64_t wf, float* staging) override {
     launch_place(placement, src, src_h, src_w, planes, hf, wf, staging, stream_);
   }
+  void place_pair(const StagedInput& a, const StagedInput& b, const FftStagingLayout& layout,
+                  int64_t hf, int64_t wf, float* staging) override {
+    launch_place_pair(a, b, layout, hf, wf, staging, stream_);
+  }
   void transform(int which, const CufftLayout& l, float* real, float* spectrum) override {
     if (l.rank == 0 && l.forward) {
       launch_real_to_spectrum(real, l.batch, spectrum, stream_);
@@ -152,7 +159,7 @@ class DeviceOps final : public FftOps {
 class CudaFftPlan final : public Plan {
  public:
   CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, const GpuSettings& settings,
-              bool cache_filters)
+              bool cache_filters, FftStaging staging)
       : p_(p),
         pass_(pass),
         context_(context),
@@ -160,12 +167,12 @@ class CudaFftPlan final : public Plan {
         cache_filters_(cache_filters && pass != Pass::backward_filter) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
-    schedule_ = fft_schedule(p, pass, 0);
+    schedule_ = fft_schedule(p, pass, 0, staging);
     std::size_t work = 0;
     const CufftLayout* layouts[3] = {&schedule_.input_a, &schedule_.input_b, &schedule_.output};
     for (int i = 0; i < 3; ++i)
       work = std::max(work, plans_[i].make(*layouts[i], context_.stream()));
-    schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work));
+    schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work), staging);
     layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
     cublas_slot_ =
         layout_.add(cublas_workspace_bytes(settings, context.info().cc_major), "cuBLAS");
@@ -180,6 +187,9 @@ class CudaFftPlan final : public Plan {
     info_.details = {{"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
                      {"bins", std::to_string(schedule_.transform.bins)},
                      {"layout", schedule_.transform.describe()},
+                     {"staging", staging == FftStaging::fused
+                                     ? "fused (both inputs placed by one launch, side by side)"
+                                     : "separate (one placement launch per input)"},
                      {"filter_transform",
                       pass == Pass::backward_filter ? "none (w is this pass's output)"
                       : cache_filters_ ? "cached (reused while w and the workspace stay the same)"
@@ -243,6 +253,10 @@ std::vector<KnobSpec> cuda_fft_knobs() {
       "cache_filters", false, "CONVLAB_CUDA_FFT_CACHE_FILTERS",
       "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
       "run (weights fixed between runs, workspace not shared); off: every run transforms w"));
+  knobs.push_back(choice_knob(
+      "staging", "fused", {"fused", "separate"}, "",
+      "fused: both inputs placed into the transform planes by one launch, side by side (staging "
+      "holds both); separate: one placement launch per input, staging holds the largest"));
   return knobs;
 }
 
@@ -266,7 +280,8 @@ class CudaFft final : public CudaStrategy {
     problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
     return std::make_unique<CudaFftPlan>(problem, pass, plan_device(kName, settings.device),
-                                         settings, knob_boolean(knobs, "cache_filters"));
+                                         settings, knob_boolean(knobs, "cache_filters"),
+                                         fft_staging_from(knob_text(knobs, "staging")));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // The plan's bound (CudaFftPlan::error_bound) under the default math mode.
@@ -281,8 +296,8 @@ class CudaFft final : public CudaStrategy {
 
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
                                          CudaContext& context, const GpuSettings& settings,
-                                         bool cache_filters) {
-  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters);
+                                         bool cache_filters, FftStaging staging) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters, staging);
 }
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }

@@ -5,15 +5,17 @@
 
 #include "convlab/algorithm.hpp"
 #include "cuda/common/settings.hpp"
+#include "strategy/fft_staging.hpp"
 
 namespace convlab::cuda {
 
 class CudaContext;
 
 /// cuda.fft's plan of `problem` on `context`'s device (the device must be usable), with the
-/// GPU settings and its cache_filters knob.
+/// GPU settings and its cache_filters and staging knobs.
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
                                          CudaContext& context, const GpuSettings& settings,
-                                         bool cache_filters = false);
+                                         bool cache_filters = false,
+                                         FftStaging staging = FftStaging::fused);
 
 }  // namespace convlab::cuda
