@@ -35,6 +35,13 @@
 // spectra of the output; C2R -> staging; crop with the scale into the output tensor. Fused
 // saves one launch and costs staging room for both inputs; neither has been timed on a GPU.
 //
+// One graph per pass (knob graph, default off): the run's launches are captured into one CUDA
+// graph on the first run for a stream and its pointers and replayed with cudaGraphLaunch
+// after; other pointers capture again and update it (pass_graph.hpp). Off by default: the
+// capture allocates inside run (graph objects), which the run contract forbids for a default,
+// and the launch overhead it saves is unmeasured. Inside a caller's own capture the launches go
+// into the caller's graph as they are.
+//
 // Cached filters (knob cache_filters, default off): in forward and backward-data w is an
 // input, and its spectra stay in the workspace after a run. With the knob on, a run whose w
 // and workspace pointers are those of the plan's previous run skips w's place and R2C and
@@ -60,6 +67,7 @@
 #include "cuda/common/cuda_strategy.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
+#include "cuda/common/pass_graph.hpp"
 #include "cuda/common/run_stream.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/common/workspace_layout.hpp"
@@ -159,12 +167,13 @@ class DeviceOps final : public FftOps {
 class CudaFftPlan final : public Plan {
  public:
   CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, const GpuSettings& settings,
-              bool cache_filters, FftStaging staging)
+              bool cache_filters, FftStaging staging, bool graph)
       : p_(p),
         pass_(pass),
         context_(context),
         tf32_(settings.allow_tf32),
-        cache_filters_(cache_filters && pass != Pass::backward_filter) {
+        cache_filters_(cache_filters && pass != Pass::backward_filter),
+        graph_(graph) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
     schedule_ = fft_schedule(p, pass, 0, staging);
@@ -190,6 +199,9 @@ class CudaFftPlan final : public Plan {
                      {"staging", staging == FftStaging::fused
                                      ? "fused (both inputs placed by one launch, side by side)"
                                      : "separate (one placement launch per input)"},
+                     {"graph", graph ? "on (one CUDA graph per pass: captured on the first run "
+                                       "for a stream and pointers, replayed after)"
+                                     : "off"},
                      {"filter_transform",
                       pass == Pass::backward_filter ? "none (w is this pass's output)"
                       : cache_filters_ ? "cached (reused while w and the workspace stay the same)"
@@ -229,7 +241,9 @@ class CudaFftPlan final : public Plan {
     const bool reuse = cache_filters_ && t.w == cached_w_ && ws.data == cached_workspace_;
     // A run that transforms w and fails half way leaves no spectra to reuse.
     if (!reuse) cached_w_ = nullptr, cached_workspace_ = nullptr;
-    run_fft_pass(p_, schedule_, t, base, ops, reuse);
+    // The variant is part of the key: reusing w's spectra leaves launches out.
+    const GraphKey key{s, t.x, t.w, t.y, ws.data, reuse ? 1 : 0};
+    graph_.run(key, s, [&] { run_fft_pass(p_, schedule_, t, base, ops, reuse); });
     if (cache_filters_) cached_w_ = t.w, cached_workspace_ = ws.data;
   }
 
@@ -245,6 +259,7 @@ class CudaFftPlan final : public Plan {
   bool cache_filters_ = false;
   const float* cached_w_ = nullptr;  // the filters and workspace of the last run, when cached
   const void* cached_workspace_ = nullptr;
+  PassGraph graph_;
 };
 
 std::vector<KnobSpec> cuda_fft_knobs() {
@@ -257,6 +272,11 @@ std::vector<KnobSpec> cuda_fft_knobs() {
       "staging", "fused", {"fused", "separate"}, "",
       "fused: both inputs placed into the transform planes by one launch, side by side (staging "
       "holds both); separate: one placement launch per input, staging holds the largest"));
+  knobs.push_back(boolean_knob(
+      "graph", false, "",
+      "on: the pass is captured into one CUDA graph on the first run for a stream and its "
+      "pointers and replayed after (capture allocates; replays do not); off: launches issued "
+      "one by one"));
   return knobs;
 }
 
@@ -281,7 +301,8 @@ class CudaFft final : public CudaStrategy {
     const GpuSettings settings = gpu_settings(knobs);
     return std::make_unique<CudaFftPlan>(problem, pass, plan_device(kName, settings.device),
                                          settings, knob_boolean(knobs, "cache_filters"),
-                                         fft_staging_from(knob_text(knobs, "staging")));
+                                         fft_staging_from(knob_text(knobs, "staging")),
+                                         knob_boolean(knobs, "graph"));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // The plan's bound (CudaFftPlan::error_bound) under the default math mode.
@@ -296,8 +317,9 @@ class CudaFft final : public CudaStrategy {
 
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
                                          CudaContext& context, const GpuSettings& settings,
-                                         bool cache_filters, FftStaging staging) {
-  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters, staging);
+                                         bool cache_filters, FftStaging staging, bool graph) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters, staging,
+                                       graph);
 }
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }
