@@ -28,9 +28,19 @@
 // transform along W with exactly the geometry's bins; Hf = Wf = 1 is the identity (a copy
 // kernel).
 //
-// Steps of a run (on the caller's stream, or the context's when it gives none): place input A ->
-// staging, R2C -> spectra A; place input B -> staging, R2C -> spectra B; CGEMM per group -> spectra
-// of the output; C2R -> staging; crop with the scale into the output tensor.
+// Steps of a run (on the caller's stream, or the context's when it gives none), with the knob
+// staging=fused (the default): place inputs A and B side by side in the staging by one gather
+// (fft_staging.hpp), R2C -> spectra A, R2C -> spectra B; with staging=separate: place A ->
+// staging, R2C -> spectra A, place B -> staging, R2C -> spectra B. Then CGEMM per group ->
+// spectra of the output; C2R -> staging; crop with the scale into the output tensor. Fused
+// saves one launch and costs staging room for both inputs; neither has been timed on a GPU.
+//
+// One graph per pass (knob graph, default off): the run's launches are captured into one CUDA
+// graph on the first run for a stream and its pointers and replayed with cudaGraphLaunch
+// after; other pointers capture again and update it (pass_graph.hpp). Off by default: the
+// capture allocates inside run (graph objects), which the run contract forbids for a default,
+// and the launch overhead it saves is unmeasured. Inside a caller's own capture the launches go
+// into the caller's graph as they are.
 //
 // Cached filters (knob cache_filters, default off): in forward and backward-data w is an
 // input, and its spectra stay in the workspace after a run. With the knob on, a run whose w
@@ -57,6 +67,7 @@
 #include "cuda/common/cuda_strategy.hpp"
 #include "cuda/common/device.hpp"
 #include "cuda/common/math_mode.hpp"
+#include "cuda/common/pass_graph.hpp"
 #include "cuda/common/run_stream.hpp"
 #include "cuda/common/settings.hpp"
 #include "cuda/common/workspace_layout.hpp"
@@ -116,6 +127,10 @@ class DeviceOps final : public FftOps {
              int64_t planes, int64_t hf, int64_t wf, float* staging) override {
     launch_place(placement, src, src_h, src_w, planes, hf, wf, staging, stream_);
   }
+  void place_pair(const StagedInput& a, const StagedInput& b, const FftStagingLayout& layout,
+                  int64_t hf, int64_t wf, float* staging) override {
+    launch_place_pair(a, b, layout, hf, wf, staging, stream_);
+  }
   void transform(int which, const CufftLayout& l, float* real, float* spectrum) override {
     if (l.rank == 0 && l.forward) {
       launch_real_to_spectrum(real, l.batch, spectrum, stream_);
@@ -152,20 +167,21 @@ class DeviceOps final : public FftOps {
 class CudaFftPlan final : public Plan {
  public:
   CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, const GpuSettings& settings,
-              bool cache_filters)
+              bool cache_filters, FftStaging staging, bool graph)
       : p_(p),
         pass_(pass),
         context_(context),
         tf32_(settings.allow_tf32),
-        cache_filters_(cache_filters && pass != Pass::backward_filter) {
+        cache_filters_(cache_filters && pass != Pass::backward_filter),
+        graph_(graph) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
-    schedule_ = fft_schedule(p, pass, 0);
+    schedule_ = fft_schedule(p, pass, 0, staging);
     std::size_t work = 0;
     const CufftLayout* layouts[3] = {&schedule_.input_a, &schedule_.input_b, &schedule_.output};
     for (int i = 0; i < 3; ++i)
       work = std::max(work, plans_[i].make(*layouts[i], context_.stream()));
-    schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work));
+    schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work), staging);
     layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
     cublas_slot_ =
         layout_.add(cublas_workspace_bytes(settings, context.info().cc_major), "cuBLAS");
@@ -180,6 +196,12 @@ class CudaFftPlan final : public Plan {
     info_.details = {{"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
                      {"bins", std::to_string(schedule_.transform.bins)},
                      {"layout", schedule_.transform.describe()},
+                     {"staging", staging == FftStaging::fused
+                                     ? "fused (both inputs placed by one launch, side by side)"
+                                     : "separate (one placement launch per input)"},
+                     {"graph", graph ? "on (one CUDA graph per pass: captured on the first run "
+                                       "for a stream and pointers, replayed after)"
+                                     : "off"},
                      {"filter_transform",
                       pass == Pass::backward_filter ? "none (w is this pass's output)"
                       : cache_filters_ ? "cached (reused while w and the workspace stay the same)"
@@ -219,7 +241,9 @@ class CudaFftPlan final : public Plan {
     const bool reuse = cache_filters_ && t.w == cached_w_ && ws.data == cached_workspace_;
     // A run that transforms w and fails half way leaves no spectra to reuse.
     if (!reuse) cached_w_ = nullptr, cached_workspace_ = nullptr;
-    run_fft_pass(p_, schedule_, t, base, ops, reuse);
+    // The variant is part of the key: reusing w's spectra leaves launches out.
+    const GraphKey key{s, t.x, t.w, t.y, ws.data, reuse ? 1 : 0};
+    graph_.run(key, s, [&] { run_fft_pass(p_, schedule_, t, base, ops, reuse); });
     if (cache_filters_) cached_w_ = t.w, cached_workspace_ = ws.data;
   }
 
@@ -235,6 +259,7 @@ class CudaFftPlan final : public Plan {
   bool cache_filters_ = false;
   const float* cached_w_ = nullptr;  // the filters and workspace of the last run, when cached
   const void* cached_workspace_ = nullptr;
+  PassGraph graph_;
 };
 
 std::vector<KnobSpec> cuda_fft_knobs() {
@@ -243,6 +268,15 @@ std::vector<KnobSpec> cuda_fft_knobs() {
       "cache_filters", false, "CONVLAB_CUDA_FFT_CACHE_FILTERS",
       "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
       "run (weights fixed between runs, workspace not shared); off: every run transforms w"));
+  knobs.push_back(choice_knob(
+      "staging", "fused", {"fused", "separate"}, "",
+      "fused: both inputs placed into the transform planes by one launch, side by side (staging "
+      "holds both); separate: one placement launch per input, staging holds the largest"));
+  knobs.push_back(boolean_knob(
+      "graph", false, "",
+      "on: the pass is captured into one CUDA graph on the first run for a stream and its "
+      "pointers and replayed after (capture allocates; replays do not); off: launches issued "
+      "one by one"));
   return knobs;
 }
 
@@ -266,7 +300,9 @@ class CudaFft final : public CudaStrategy {
     problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
     return std::make_unique<CudaFftPlan>(problem, pass, plan_device(kName, settings.device),
-                                         settings, knob_boolean(knobs, "cache_filters"));
+                                         settings, knob_boolean(knobs, "cache_filters"),
+                                         fft_staging_from(knob_text(knobs, "staging")),
+                                         knob_boolean(knobs, "graph"));
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // The plan's bound (CudaFftPlan::error_bound) under the default math mode.
@@ -281,8 +317,9 @@ class CudaFft final : public CudaStrategy {
 
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
                                          CudaContext& context, const GpuSettings& settings,
-                                         bool cache_filters) {
-  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters);
+                                         bool cache_filters, FftStaging staging, bool graph) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters, staging,
+                                       graph);
 }
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }

@@ -20,6 +20,15 @@ __global__ void place_kernel(FftPlacement pl, PlacementSteps steps, PlaneSplit s
   }
 }
 
+__global__ void place_pair_kernel(StagedInput a, StagedInput b, int64_t a_floats, int64_t b_offset,
+                                  PlaneSplit split, int64_t covered, float* __restrict__ staging) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < covered;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    float v = 0.0f;
+    if (fft_place_pair_value(a, b, a_floats, b_offset, split, e, &v)) staging[e] = v;
+  }
+}
+
 __global__ void crop_kernel(FftPlacement pl, PlaneSplit split, const float* __restrict__ staging,
                             int64_t hf, int64_t wf, int64_t total, float scale,
                             float* __restrict__ dst) {
@@ -55,6 +64,14 @@ void launch_place(const FftPlacement& placement, const float* src, int64_t src_h
                                                          PlaneSplit::of(hf, wf), src, src_h, src_w,
                                                          total, staging);
   CONVLAB_CUDA_CHECK_LAUNCH("place_kernel");
+}
+
+void launch_place_pair(const StagedInput& a, const StagedInput& b, const FftStagingLayout& layout,
+                       int64_t hf, int64_t wf, float* staging, CUstream_st* stream) {
+  const int64_t covered = layout.covered();
+  place_pair_kernel<<<grid_for(covered), kThreads, 0, stream>>>(
+      a, b, layout.a_floats, layout.b_offset, PlaneSplit::of(hf, wf), covered, staging);
+  CONVLAB_CUDA_CHECK_LAUNCH("place_pair_kernel");
 }
 
 void launch_crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,

@@ -8,6 +8,7 @@
 
 #include "strategy/fast_divmod.hpp"
 #include "strategy/fft_geometry.hpp"
+#include "strategy/fft_staging.hpp"
 
 struct CUstream_st;
 
@@ -58,6 +59,34 @@ CONVLAB_HD float fft_place_value(const FftPlacement& pl, const PlacementSteps& s
   return (i < 0 || j < 0) ? 0.0f : src[(p * src_h + i) * src_w + j];
 }
 
+/// One input of a fused placement: its placement (with the steps as divisors) and its planes
+/// of src_h x src_w as stored.
+struct StagedInput {
+  FftPlacement placement;
+  PlacementSteps steps;
+  const float* src = nullptr;
+  int64_t src_h = 0, src_w = 0, planes = 0;
+  static StagedInput of(const FftPlacement& pl, const float* src, int64_t src_h, int64_t src_w,
+                        int64_t planes) {
+    return {pl, PlacementSteps::of(pl), src, src_h, src_w, planes};
+  }
+};
+
+/// Float e of a fused gather over both inputs' regions (fft_staging.hpp): *value is what the
+/// separate placement of that input writes at the same place of its region; false for the
+/// alignment gap, where nothing is written. `staging` = PlaneSplit::of(Hf, Wf) serves both
+/// regions, as each starts at a plane of its own.
+CONVLAB_HD bool fft_place_pair_value(const StagedInput& a, const StagedInput& b, int64_t a_floats,
+                                     int64_t b_offset, const PlaneSplit& staging, int64_t e,
+                                     float* value) {
+  int64_t local = 0;
+  const int region = fft_staging_region(a_floats, b_offset, e, &local);
+  if (region < 0) return false;
+  const StagedInput& in = region == 0 ? a : b;
+  *value = fft_place_value(in.placement, in.steps, staging, in.src, in.src_h, in.src_w, local);
+  return true;
+}
+
 /// Element e of the cropped tensor (`dst` = PlaneSplit::of(dst_h, dst_w)): scale * its
 /// slot's value in the Hf x Wf staging planes, or 0 for an element not placed (x
 /// rows/columns that no kept output reaches).
@@ -73,6 +102,11 @@ CONVLAB_HD float fft_crop_value(const FftPlacement& pl, const PlaneSplit& dst, c
 /// element (i, j) under `placement`, else 0; src planes are src_h x src_w.
 void launch_place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
                   int64_t planes, int64_t hf, int64_t wf, float* staging, CUstream_st* stream);
+
+/// Both inputs placed by one launch: staging[0, a) as launch_place places `a`,
+/// staging[layout.b_offset, layout.covered()) as it places `b`.
+void launch_place_pair(const StagedInput& a, const StagedInput& b, const FftStagingLayout& layout,
+                       int64_t hf, int64_t wf, float* staging, CUstream_st* stream);
 
 /// dst[p, i, j] (planes of dst_h x dst_w) = scale * staging[p, slot(i), slot(j)] for the
 /// placed elements, 0 for those not placed (x rows/columns no kept output reaches).

@@ -2,12 +2,16 @@
 
 namespace convlab::cuda {
 
-FftSchedule fft_schedule(const ConvProblem& p, Pass pass, int64_t library_work_bytes) {
+FftSchedule fft_schedule(const ConvProblem& p, Pass pass, int64_t library_work_bytes,
+                         FftStaging staging) {
   FftGeometryOptions options;
   options.layout = FftSpectrumLayout::frequency_major;
   options.alignment = 256;
   options.library_work_bytes = library_work_bytes;
   FftSchedule s;
+  // The staging layout needs the planes and sizes; the geometry then sizes the staging by it.
+  s.staging = fft_staging_layout(fft_geometry(p, pass, options), staging, options.alignment);
+  options.staging_planes = s.staging.staging_planes;
   s.geometry = fft_geometry(p, pass, options);
   const FftGeometry& g = s.geometry;
   s.transform = fft_transform(g);
@@ -31,16 +35,13 @@ void plane_shape(const ConvProblem& p, FftTensor which, int64_t* h, int64_t* w) 
   if (which == FftTensor::y) *h = p.out_h(), *w = p.out_w();
 }
 
-}  // namespace
-
-void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, unsigned char* base,
-                  FftOps& ops, bool reuse_filter_spectra) {
+// The separate staging (or a fused one with w's spectra reused): each input in turn at the
+// start of the staging, placed then transformed.
+template <typename Spectra>
+void run_separate_inputs(const ConvProblem& p, const FftSchedule& s, const Tensors& t,
+                         float* staging, const Spectra& spectra, FftOps& ops,
+                         bool reuse_filter_spectra) {
   const FftGeometry& g = s.geometry;
-  float* staging = reinterpret_cast<float*>(base + g.staging.offset);
-  auto spectra = [&](FftTensor which) {
-    return reinterpret_cast<float*>(base + fft_spectra(g, which).offset);
-  };
-  // Inputs: place each into the real planes, transform into its frequency-major spectra.
   const FftTensor inputs[2] = {g.input_a, g.input_b};
   const CufftLayout* layouts[2] = {&s.input_a, &s.input_b};
   for (int i = 0; i < 2; ++i) {
@@ -51,6 +52,37 @@ void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, 
               g.h.size, g.w.size, staging);
     ops.transform(i, *layouts[i], staging, spectra(inputs[i]));
   }
+}
+
+}  // namespace
+
+void run_fft_pass(const ConvProblem& p, const FftSchedule& s, const Tensors& t, unsigned char* base,
+                  FftOps& ops, bool reuse_filter_spectra) {
+  const FftGeometry& g = s.geometry;
+  float* staging = reinterpret_cast<float*>(base + g.staging.offset);
+  auto spectra = [&](FftTensor which) {
+    return reinterpret_cast<float*>(base + fft_spectra(g, which).offset);
+  };
+  // Inputs: placed into the real planes (both by one gather when fused), each transformed
+  // into its frequency-major spectra.
+  const FftTensor inputs[2] = {g.input_a, g.input_b};
+  const bool skips_w =
+      reuse_filter_spectra && (g.input_a == FftTensor::w || g.input_b == FftTensor::w);
+  if (s.staging.mode == FftStaging::fused && !skips_w) {
+    StagedInput staged[2];
+    for (int i = 0; i < 2; ++i) {
+      int64_t h = 0, w = 0;
+      plane_shape(p, inputs[i], &h, &w);
+      staged[i] = StagedInput::of(fft_placement(g, inputs[i]), tensor_of(t, inputs[i]), h, w,
+                                  fft_planes(g, inputs[i]));
+    }
+    ops.place_pair(staged[0], staged[1], s.staging, g.h.size, g.w.size, staging);
+    ops.transform(0, s.input_a, staging, spectra(inputs[0]));
+    ops.transform(1, s.input_b, staging + s.staging.b_offset, spectra(inputs[1]));
+  } else {
+    run_separate_inputs(p, s, t, staging, spectra, ops, reuse_filter_spectra);
+  }
+
   // Per-bin products, one batched CGEMM per group (complex elements are two floats).
   const CgemmCall& c = s.call;
   for (int64_t group = 0; group < c.groups; ++group) {

@@ -9,7 +9,9 @@
 
 #include "convlab/algorithm.hpp"
 #include "fft_cgemm.hpp"
+#include "fft_kernels.hpp"
 #include "fft_transform.hpp"
+#include "strategy/fft_staging.hpp"
 
 namespace convlab::cuda {
 
@@ -19,11 +21,13 @@ struct FftSchedule {
   FftTransform transform;
   CgemmCall call;
   CufftLayout input_a, input_b, output;  ///< the three transforms
+  FftStagingLayout staging;              ///< where the inputs are placed (fft_staging.hpp)
 };
 
 /// The schedule of (problem, pass) in the frequency-major layout with 256-byte aligned
-/// buffers and `library_work_bytes` of cuFFT work area.
-FftSchedule fft_schedule(const ConvProblem& p, Pass pass, int64_t library_work_bytes);
+/// buffers, `library_work_bytes` of cuFFT work area and the inputs staged as `staging` says.
+FftSchedule fft_schedule(const ConvProblem& p, Pass pass, int64_t library_work_bytes,
+                         FftStaging staging = FftStaging::fused);
 
 /// What a pass needs done. `transform` is the batched cuFFT transform of `layout` (R2C from
 /// `real` to `spectrum` when layout.forward, else C2R from `spectrum` to `real`, unnormalised;
@@ -35,6 +39,10 @@ class FftOps {
   virtual ~FftOps() = default;
   virtual void place(const FftPlacement& placement, const float* src, int64_t src_h, int64_t src_w,
                      int64_t planes, int64_t hf, int64_t wf, float* staging) = 0;
+  /// Both inputs at once (fused staging): as place() would place each at its region.
+  virtual void place_pair(const StagedInput& a, const StagedInput& b,
+                          const FftStagingLayout& layout, int64_t hf, int64_t wf,
+                          float* staging) = 0;
   virtual void transform(int which, const CufftLayout& layout, float* real, float* spectrum) = 0;
   virtual void cgemm(const CgemmCall& call, const float* a, const float* b, float* c,
                      int64_t bins) = 0;

@@ -20,8 +20,13 @@ if(CONVLAB_HAVE_CUDNN)
   target_link_libraries(test_gpu_math_modes PRIVATE CUDNN::cudnn)
 endif()
 
-# The kernels' division-free index math against lib/strategy's plain-division functions.
+# The kernels' division-free index math against lib/strategy's plain-division functions, and
+# cuda.fft's fused staging against the separate placements (fft_schedule: the CUDA module).
 convlab_add_test(test_cuda_index cpu gpu/test_cuda_index.cpp)
+target_link_libraries(test_cuda_index PRIVATE convlab_cuda)
+
+# When a plan's own pass graph is captured, updated, replayed or bypassed (host logic).
+convlab_add_test(test_graph_cache cpu gpu/test_graph_cache.cpp)
 
 # One pass per GPU algorithm on the test's own stream, captured into a CUDA graph, replayed.
 convlab_add_test(test_gpu_graph gpu gpu/test_gpu_graph.cpp)

@@ -101,6 +101,15 @@ class HostFftOps final : public cuda::FftOps {
       staging[e] = cuda::fft_place_value(pl, steps, split, src, src_h, src_w, e);
     }
   }
+  void place_pair(const cuda::StagedInput& a, const cuda::StagedInput& b,
+                  const FftStagingLayout& layout, int64_t hf, int64_t wf, float* staging) override {
+    const auto split = cuda::PlaneSplit::of(hf, wf);
+    for (int64_t e = 0; e < layout.covered(); ++e) {
+      float v = 0.0f;
+      if (cuda::fft_place_pair_value(a, b, layout.a_floats, layout.b_offset, split, e, &v))
+        staging[e] = v;
+    }
+  }
   // cuFFT's R2C / C2R over the layout's batch: the half spectrum along the last dimension,
   // memory addressed by inembed/onembed, strides and distances.
   void transform(int, const cuda::CufftLayout& l, float* real, float* spectrum) override {
@@ -265,20 +274,23 @@ TEST(CudaIm2colEmulated, CorpusUnderEveryImagesSetting) {
   }
 }
 
-TEST(CudaFftEmulated, Corpus) {
+TEST(CudaFftEmulated, CorpusUnderEveryStaging) {
   const uint64_t seed = testing::run_seed() + 1;
   const Algorithm& algorithm = registry().get("cuda.fft");
   const std::vector<ConvProblem> problems = corpus(seed, 100);
-  const auto summary =
-      emulate(problems, seed, Fill::uniform, [&](const ConvProblem& p, Pass pass, HostTensors& t) {
-        const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0);
-        HostWorkspace ws(static_cast<std::size_t>(s.geometry.total_bytes));
-        HostFftOps ops;
-        cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
-        return algorithm.error_bound(p, pass);
-      });
-  EXPECT_TRUE(testing::report_corpus(algorithm.name(), "emulated", summary, seed));
-  EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
+  for (FftStaging staging : {FftStaging::fused, FftStaging::separate}) {
+    const auto summary = emulate(
+        problems, seed, Fill::uniform, [&](const ConvProblem& p, Pass pass, HostTensors& t) {
+          const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0, staging);
+          HostWorkspace ws(static_cast<std::size_t>(s.geometry.total_bytes));
+          HostFftOps ops;
+          cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
+          return algorithm.error_bound(p, pass);
+        });
+    EXPECT_TRUE(testing::report_corpus(
+        algorithm.name(), std::string("emulated, staging ") + to_string(staging), summary, seed));
+    EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
+  }
 }
 
 // cache_filters: a second run that reuses the w spectra left in the workspace gives the same
@@ -289,30 +301,32 @@ TEST(CudaFftEmulated, ReusedFilterSpectra) {
   int checked = 0;
   for (const ConvProblem& p : corpus(seed, 20)) {
     for (Pass pass : {Pass::forward, Pass::backward_data}) {
-      const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0);
-      const auto bytes = static_cast<std::size_t>(s.geometry.total_bytes);
-      HostFftOps ops;
-      HostTensors t = make_inputs(p, pass, seed);
-      HostWorkspace ws(bytes);
-      cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
-      const std::vector<float> first = t.output(pass);
+      for (FftStaging staging : {FftStaging::fused, FftStaging::separate}) {
+        const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0, staging);
+        const auto bytes = static_cast<std::size_t>(s.geometry.total_bytes);
+        HostFftOps ops;
+        HostTensors t = make_inputs(p, pass, seed);
+        HostWorkspace ws(bytes);
+        cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
+        const std::vector<float> first = t.output(pass);
 
-      HostTensors again = make_inputs(p, pass, seed);  // output poisoned again
-      std::fill(again.w.begin(), again.w.end(), std::numeric_limits<float>::quiet_NaN());
-      cuda::run_fft_pass(p, s, {again.x.data(), again.w.data(), again.y.data()}, ws.data(), ops,
-                         true);
-      ASSERT_EQ(std::memcmp(first.data(), again.output(pass).data(), first.size() * sizeof(float)),
-                0)
-          << p.descriptor() << " " << to_string(pass) << " (seed " << seed << ")";
+        HostTensors again = make_inputs(p, pass, seed);  // output poisoned again
+        std::fill(again.w.begin(), again.w.end(), std::numeric_limits<float>::quiet_NaN());
+        cuda::run_fft_pass(p, s, {again.x.data(), again.w.data(), again.y.data()}, ws.data(), ops,
+                           true);
+        ASSERT_EQ(
+            std::memcmp(first.data(), again.output(pass).data(), first.size() * sizeof(float)), 0)
+            << p.descriptor() << " " << to_string(pass) << " (seed " << seed << ")";
 
-      HostTensors fresh = make_inputs(p, pass, seed);
-      HostWorkspace never(bytes);  // 0xFF: NaN spectra
-      cuda::run_fft_pass(p, s, {fresh.x.data(), fresh.w.data(), fresh.y.data()}, never.data(), ops,
-                         true);
-      const auto& out = fresh.output(pass);
-      EXPECT_TRUE(std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
-          << p.descriptor() << " " << to_string(pass) << ": reuse did not read the workspace";
-      ++checked;
+        HostTensors fresh = make_inputs(p, pass, seed);
+        HostWorkspace never(bytes);  // 0xFF: NaN spectra
+        cuda::run_fft_pass(p, s, {fresh.x.data(), fresh.w.data(), fresh.y.data()}, never.data(),
+                           ops, true);
+        const auto& out = fresh.output(pass);
+        EXPECT_TRUE(std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
+            << p.descriptor() << " " << to_string(pass) << ": reuse did not read the workspace";
+        ++checked;
+      }
     }
   }
   EXPECT_GT(checked, 0);

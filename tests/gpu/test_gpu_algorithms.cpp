@@ -143,5 +143,35 @@ TEST(CudaFftCachedFilters, SecondRunReusesTheSpectra) {
   }
 }
 
+// cuda.fft under both values of its staging knob (the registry default is fused, which the
+// suites above run): each against the reference on the edge cases, and the plan info says
+// which staging it runs.
+TEST(CudaFftStagings, EachMatchesTheReference) {
+  const Algorithm& a = registry().get("cuda.fft");
+  if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
+  uint64_t seed = run_seed() + 9;
+  for (const std::string staging : {"fused", "separate"}) {
+    for (const ConvProblem& p : testing::edge_cases()) {
+      for (Pass pass : all_passes()) {
+        auto plan = a.plan(p, pass, {{"staging", staging}});
+        bool said = false;
+        for (const auto& d : plan->info().details) {
+          said = said || (d.first == "staging" && d.second.rfind(staging, 0) == 0);
+        }
+        EXPECT_TRUE(said) << plan->info().describe();
+        const HostTensors host = make_inputs(p, pass, seed);
+        CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
+        plan->run(buffers.tensors(), buffers.workspace());
+        const AccuracyReport r = compare_with_reference(
+            p, pass, host, buffers.download_output(pass), a.error_bound(p, pass));
+        EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
+            << "staging " << staging << " " << to_string(pass) << " " << p.descriptor()
+            << " (seed " << seed << "): " << r.detail;
+        ++seed;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace convlab

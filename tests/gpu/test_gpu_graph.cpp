@@ -124,6 +124,56 @@ TEST_P(GpuGraph, OnePassCapturedAndReplayed) {
   if (captured == 0) GTEST_SKIP() << GetParam() << " supports no pass of " << p.descriptor();
 }
 
+// cuda.fft with its own graph (knob graph=on): the first run captures the pass, later runs
+// on the same pointers replay it (fresh values in the same buffers included), a run on other
+// buffers captures again and updates it, and a run inside the caller's capture goes into the
+// caller's graph. Each run's output against the reference.
+TEST(CudaFftGraph, CapturedReplayedUpdatedAndNested) {
+  const Algorithm& a = registry().get("cuda.fft");
+  if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
+  const ConvProblem p = testing::problem("mb2ic8ih13oc12kh3ph1");
+  const uint64_t seed = testing::run_seed() + 5;
+  for (Pass pass : testing::all_passes()) {
+    const std::string where = std::string(to_string(pass)) + " " + p.descriptor();
+    auto plan = a.plan(p, pass, {{"graph", "true"}});
+    Captured c;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), cudaSuccess);
+    const Stream stream{c.stream};
+    const HostTensors host = make_inputs(p, pass, seed);
+    CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
+    auto run_and_compare = [&](CaseBuffers& b, const HostTensors& h, const char* step) {
+      plan->run(b.tensors(), b.workspace(), stream);
+      ASSERT_EQ(cudaStreamSynchronize(c.stream), cudaSuccess) << where << " " << step;
+      EXPECT_EQ(compare(a, p, pass, h, b.download_output(pass)), "") << where << ": " << step;
+    };
+    run_and_compare(buffers, host, "capture");
+    buffers.reset_output(pass, host);
+    run_and_compare(buffers, host, "replay");
+    const HostTensors fresh = make_inputs(p, pass, seed + 1);
+    upload(a.context(), buffers.tensors(), fresh);
+    run_and_compare(buffers, fresh, "replay on fresh values");
+    CaseBuffers other(a.context(), p, host, plan->workspace_bytes());
+    run_and_compare(other, host, "update for other buffers");
+
+    other.reset_output(pass, host);
+    ASSERT_EQ(cudaStreamBeginCapture(c.stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    std::string thrown;
+    try {
+      plan->run(other.tensors(), other.workspace(), stream);
+    } catch (const Error& e) {
+      thrown = e.what();
+    }
+    const cudaError_t ended = cudaStreamEndCapture(c.stream, &c.graph);
+    ASSERT_EQ(thrown, "") << where << ": run() failed inside the caller's capture";
+    ASSERT_EQ(ended, cudaSuccess) << where << ": " << cuda_words(ended);
+    ASSERT_EQ(cudaGraphInstantiate(&c.exec, c.graph, 0), cudaSuccess) << where;
+    ASSERT_EQ(cudaGraphLaunch(c.exec, c.stream), cudaSuccess) << where;
+    ASSERT_EQ(cudaStreamSynchronize(c.stream), cudaSuccess) << where;
+    EXPECT_EQ(compare(a, p, pass, host, other.download_output(pass)), "")
+        << where << ": inside the caller's graph";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuGraph, ::testing::ValuesIn(gpu_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;

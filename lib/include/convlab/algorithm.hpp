@@ -9,6 +9,8 @@
 ///     std::size_t ws = plan->workspace_bytes();      // exact
 ///     const PlanInfo& chosen = plan->info();         // kernel, sizes, knobs as resolved
 ///     plan->run(tensors, workspace);                 // fast, repeatable, allocates nothing
+///     plan->run(tensors, workspace, Stream{my_cuda_stream});  // a GPU plan on the caller's
+///                                                    // cudaStream_t, capturable into a graph
 ///
 /// The caller-provided workspace is the whole memory contract: everything a plan needs at
 /// run time beyond the tensors themselves comes out of it, vendor scratch included.
