@@ -26,6 +26,9 @@ run (an input that was also given as the output). "stdout_to": "/dev/full" runs 
 with its stdout on that device instead of a pipe.
 "replaces_out": true is for a sweep that finished with error rows (exit 1, the rows are its
 result): there the existing file must instead have been replaced by a complete output.
+"address_space_gib": N runs convbench under an address-space limit (RLIMIT_AS) of N GiB,
+for cases about memory: a regression that allocates then fails there with another message
+instead of pushing this machine into the OOM killer.
 A case may say "requires": "not_root" or "no_cuda" (skipped, with the reason, otherwise),
 and "known_failure": "what convbench must change" for a case that documents a missing
 behaviour: it is reported as XFAIL while it fails, and as an error once it passes (so that
@@ -37,6 +40,7 @@ import io
 import json
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -135,16 +139,22 @@ def check_case(case, convbench, data, is_root, has_cuda):
             args[1:1] = ["--out", str(existing)]  # first: a later flag may lack its value
         unchanged = {name: pathlib.Path(substitute(name, tmp, data)).read_bytes()
                      for name in case.get("unchanged", [])}
+        limit = case.get("address_space_gib")
+
+        def limited():
+            if limit:
+                resource.setrlimit(resource.RLIMIT_AS, (limit << 30, limit << 30))
+
         try:
             if case.get("stdout_to"):
                 with open(case["stdout_to"], "w") as sink:
                     proc = subprocess.run([convbench, *args], stdout=sink,
                                           stderr=subprocess.PIPE, text=True, timeout=120,
-                                          cwd=tmp)
+                                          cwd=tmp, preexec_fn=limited)
                 proc.stdout = ""
             else:
                 proc = subprocess.run([convbench, *args], capture_output=True, text=True,
-                                      timeout=120, cwd=tmp)
+                                      timeout=120, cwd=tmp, preexec_fn=limited)
         except subprocess.TimeoutExpired:
             return "fail", "no answer within 120 s (a bad input must fail at once)\n      " \
                 "args: " + " ".join(args)
