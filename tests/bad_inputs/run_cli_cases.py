@@ -26,6 +26,8 @@ run (an input that was also given as the output). "stdout_to": "/dev/full" runs 
 with its stdout on that device instead of a pipe.
 "replaces_out": true is for a sweep that finished with error rows (exit 1, the rows are its
 result): there the existing file must instead have been replaced by a complete output.
+"stderr_max_chars": N fails a case whose stderr is longer (messages quote excerpts only);
+"arg_repeat": [index, text, times] replaces args[index] by text repeated `times` times.
 "address_space_gib": N runs convbench under an address-space limit (RLIMIT_AS) of N GiB,
 for cases about memory: a regression that allocates then fails there with another message
 instead of pushing this machine into the OOM killer.
@@ -130,6 +132,9 @@ def check_case(case, convbench, data, is_root, has_cuda):
         make_fixtures(tmp)
         before = set(p.name for p in tmp.iterdir())
         args = [substitute(a, tmp, data) for a in case["args"]]
+        if case.get("arg_repeat"):
+            index, text, times = case["arg_repeat"]
+            args[index] = text * times
         existing = tmp / "existing.csv"
         existing.write_text(SENTINEL)
         # Bad input: an existing --out must survive. (A runtime failure's cases name their
@@ -167,6 +172,9 @@ def check_case(case, convbench, data, is_root, has_cuda):
             text = substitute(text, tmp, data)
             if text not in proc.stderr:
                 problems.append("stderr lacks %r" % text)
+        if len(proc.stderr) > case.get("stderr_max_chars", len(proc.stderr)):
+            problems.append("stderr is %d characters, at most %d expected" %
+                            (len(proc.stderr), case["stderr_max_chars"]))
         for text in case.get("stdout", []):
             if text not in proc.stdout:
                 problems.append("stdout lacks %r" % text)
