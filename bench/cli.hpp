@@ -55,6 +55,7 @@ struct RunOptions : LayerOptions {
   std::vector<std::string> vary;             ///< --vary FIELD=START:STOP[:STEP]
   int64_t max_cases = 10000;                 ///< --max-cases: the largest sweep run unasked
   std::optional<std::string> devices;        ///< --devices 0,1: one worker per device
+  std::optional<std::string> device;         ///< --device N: the `device` knob of every algorithm
   std::optional<std::string> worker;         ///< --worker d/D: set by --devices for a worker
   std::vector<std::string> argv;             ///< the command line, for --devices' workers
 };

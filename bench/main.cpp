@@ -4,11 +4,13 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli.hpp"
 #include "commands/compare.hpp"
 #include "context.hpp"
+#include "convlab/text_input.hpp"
 #include "output/checked_stream.hpp"
 #include "research.hpp"
 
@@ -20,20 +22,34 @@ std::string joined(int argc, char** argv) {
   return line;
 }
 
-// Messages stay on one line: a user sees at once what was wrong, a script greps it.
+// Messages stay on one line: a user sees at once what was wrong, a script greps it. And they
+// stay short whatever they quote (a message lists at most the known names, well below this).
 std::string one_line(std::string text) {
   for (char& ch : text) {
     if (ch == '\n' || ch == '\r') ch = ' ';
   }
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
+  constexpr std::size_t kMaxMessage = 2000;
+  return text.size() > kMaxMessage ? convlab::excerpt(text, kMaxMessage) : text;
 }
+
+// No value a user gives is longer than a path (PATH_MAX, 4096): a longer argument is refused
+// before it is parsed, so that no message, metadata line or row repeats it at length.
+constexpr std::size_t kMaxArgument = 4096;
 
 }  // namespace
 
 namespace {
 
 int dispatch(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg.size() > kMaxArgument) {
+      std::cerr << "convbench: argument " << i << " '" << convlab::excerpt(arg)
+                << "' is longer than " << kMaxArgument << " characters\n";
+      return 2;
+    }
+  }
   CLI::App app{"convbench: which convolution strategy is fastest, and what it costs in memory"};
   app.set_version_flag("--version", std::string("convbench ") + convbench::convbench_version());
   app.require_subcommand(1);

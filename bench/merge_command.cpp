@@ -164,7 +164,7 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
   OutputFile output(o.out, "merge: OUT", OutputFile::OnAbandon::remove);
   const std::string partial = output.partial();
   const Summary summary = write_sweep(output.begin(), json ? Format::json : Format::csv, files,
-                                      skip, {"shard", "shard_cases", "worker"}, extra);
+                                      skip, {"shard", "shard_source", "shard_cases", "worker"}, extra);
   if (ok) {
     output.commit();
   } else {

@@ -73,6 +73,10 @@ void add_research_run_options(CLI::App* run, RunOptions& o) {
       ->capture_default_str();
   run->add_option("--devices", o.devices,
                   "Run the cases on these GPUs at once, one worker process per device, e.g. 0,1");
+  run->add_option("--device", o.device,
+                  "Run the GPU algorithms on device N: sets the `device` knob of every algorithm "
+                  "that has one (recorded in the rows' knobs)")
+      ->type_name("N");
   run->add_option("--worker", o.worker, "(internal) the part of the cases of a --devices worker")
       ->group("");
 }

@@ -136,7 +136,9 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     std::vector<KnobFlag> knob_flags;
     for (const std::string& k : o.knobs) knob_flags.push_back(parse_knob_flag(k));
     apply_knob_flags(knob_flags, algorithms, cases);
+    if (o.device) apply_device_setting(*o.device, cases);
     fill = parse_fill(o.fill);
+    check_fill_fits(fill, cases);
     for (const Case& c : cases) make_row(c);  // resolves every knob: environment defaults read
     if (o.dump) check_dump_directory(*o.dump);
   } catch (const convlab::Error& e) {

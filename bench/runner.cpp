@@ -7,6 +7,7 @@
 
 #include "convlab/cards.hpp"
 #include "convlab/error.hpp"
+#include "convlab/device.hpp"
 #include "convlab/harness.hpp"
 #include "dump.hpp"
 #include "sweep/inputs.hpp"
@@ -81,6 +82,26 @@ void record_plan(const convlab::PlanInfo& info, Row& row) {
   row.math_mode = convlab::to_string(info.math_mode);
 }
 
+// Before planning (which may allocate, e.g. FFTW's planning scratch) and before the inputs are
+// made: the host memory of the case as a whole, so that a case too large for this machine is
+// refused naming all of it and the available figure, instead of by whichever allocation trips
+// first or by the OOM killer. The host inputs count unless the cache already holds them; an
+// algorithm on the host holds a second copy in its buffers. Its workspace is checked with the
+// buffers once the plan has declared it (CaseBuffers).
+void check_case_host_memory(const Case& c, const RunSettings& settings, bool on_host) {
+  const int64_t tensors = c.layer.problem.tensor_bytes().total();
+  const bool held = settings.inputs && settings.inputs->holds(c);
+  const int64_t inputs = held ? 0 : tensors;
+  const int64_t buffers = on_host ? tensors : 0;
+  if (inputs + buffers == 0) return;
+  convlab::check_host_memory(
+      convlab::checked_add(inputs, buffers, "case host memory"),
+      "case " + c.layer.problem.descriptor() + " " + convlab::to_string(c.pass) + " (" +
+          (held ? "" : "host inputs " + std::to_string(inputs) + " bytes") +
+          (held || !on_host ? "" : " + ") +
+          (on_host ? "host buffers " + std::to_string(buffers) + " bytes" : "") + ")");
+}
+
 void run_measured(const Case& c, const RunSettings& settings, Row& row) {
   const convlab::Algorithm& algorithm = *c.algorithm;
   const convlab::ConvProblem& problem = c.layer.problem;
@@ -91,7 +112,10 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
     return mark(row, Status::unsupported,
                 support.reason.empty() ? "unsupported (no reason given)" : support.reason);
   }
-  convlab::DeviceContext& context = algorithm.context();
+  // The device the plan runs on is the one its knobs name (a GPU algorithm's `device`, which
+  // --device and --devices' workers set), so its tensors and workspace are allocated there.
+  convlab::DeviceContext& context = algorithm.plan_context(c.knobs);
+  check_case_host_memory(c, settings, &context == &convlab::host_context());
 
   // Planning may allocate and queue device work; it is timed on the host up to a
   // synchronisation, apart from the runs.

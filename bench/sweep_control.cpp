@@ -15,6 +15,7 @@
 
 #include "convlab/descriptor.hpp"
 #include "convlab/error.hpp"
+#include "convlab/knobs.hpp"
 #include "convlab/registry.hpp"
 
 namespace convbench {
@@ -46,14 +47,19 @@ Shard parse_shard(const std::string& text, const std::string& flag) {
 }
 
 std::optional<Shard> resolve_shard(const std::optional<std::string>& flag) {
-  if (flag) return parse_shard(*flag, "--shard");
-  const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
-  const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
+  if (flag) {
+    Shard s = parse_shard(*flag, "--shard");
+    s.source = "--shard " + s.text();
+    return s;
+  }
+  const auto id = convlab::environment_placement("SLURM_ARRAY_TASK_ID");
+  const auto count = convlab::environment_placement("SLURM_ARRAY_TASK_COUNT");
   if (!id || !count) return std::nullopt;
-  auto env = [](const char* name, const char* fallback) {
-    const char* v = std::getenv(name);
-    const std::string text = v ? v : fallback;
-    return parse_count(text, std::string("environment variable ") + name);
+  std::string source;
+  auto env = [&source](const char* name, const char* fallback) {
+    const auto v = convlab::environment_placement(name);
+    if (v) source += (source.empty() ? "" : " ") + std::string(name) + "=" + *v;
+    return parse_count(v.value_or(fallback), std::string("environment variable ") + name);
   };
   const int64_t task = env("SLURM_ARRAY_TASK_ID", "0");
   const int64_t n = env("SLURM_ARRAY_TASK_COUNT", "0");
@@ -65,7 +71,7 @@ std::optional<Shard> resolve_shard(const std::optional<std::string>& flag) {
                      ", SLURM_ARRAY_TASK_COUNT=" + std::to_string(n) + ", MIN=" +
                      std::to_string(min) + ", STEP=" + std::to_string(step) + ": give --shard I/N");
   }
-  return Shard{index, n};
+  return Shard{index, n, source};
 }
 
 std::vector<Case> take_part(const std::vector<Case>& cases, const Shard& part) {
@@ -239,7 +245,7 @@ void add_sweep_context(Context& context, const RunOptions& o, const std::optiona
                 static_cast<unsigned long long>(digest_of(sweep)));
   context["sweep_digest"] = digest;
   if (shard || worker) {
-    if (shard) context["shard"] = shard->text();
+    if (shard) context["shard"] = shard->text(), context["shard_source"] = shard->source;
     if (worker) context["worker"] = worker->text();
     context["shard_cases"] = static_cast<int64_t>(part.size());
   }

@@ -176,7 +176,7 @@ Row row_from_file(const SweepFile& f, std::size_t i) {
 
 bool per_run_key(const std::string& key) {
   return key == "date" || key == "command" || key == "host" || key == "shard" ||
-         key == "shard_cases" || key == "worker";
+         key == "shard_source" || key == "shard_cases" || key == "worker";
 }
 
 std::string settings_difference(const SweepFile& a, const SweepFile& b, bool case_list) {

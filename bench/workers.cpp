@@ -41,14 +41,15 @@ std::vector<std::string> parse_devices(const std::string& text) {
   return devices;
 }
 
-// The worker's arguments: the user's, without --devices, --out and --format (each either
-// "--flag value" or "--flag=value"), plus its own.
+}  // namespace
+
 std::vector<std::string> worker_arguments(const std::vector<std::string>& argv,
-                                          const std::string& part, const std::string& worker) {
+                                          const std::string& part, const std::string& worker,
+                                          const std::string& device) {
   std::vector<std::string> args;
   for (size_t i = 1; i < argv.size(); ++i) {
     bool dropped = false;
-    for (const char* flag : {"--devices", "--out", "--format"}) {
+    for (const char* flag : {"--devices", "--device", "--out", "--format"}) {
       if (argv[i] == flag) {
         ++i;  // and its value
         dropped = true;
@@ -58,18 +59,20 @@ std::vector<std::string> worker_arguments(const std::vector<std::string>& argv,
     }
     if (!dropped) args.push_back(argv[i]);
   }
-  args.insert(args.end(), {"--out", part, "--format", "csv", "--worker", worker});
+  args.insert(args.end(),
+              {"--out", part, "--format", "csv", "--worker", worker, "--device", device});
   return args;
 }
 
-pid_t start_worker(const std::vector<std::string>& args, const std::string& device) {
+namespace {
+
+pid_t start_worker(const std::vector<std::string>& args) {
   const pid_t pid = ::fork();
   if (pid < 0) {
     throw convlab::Error(convlab::ErrorCode::io,
                          std::string("cannot start a worker: fork: ") + std::strerror(errno));
   }
   if (pid > 0) return pid;
-  ::setenv("CONVLAB_CUDA_DEVICE", device.c_str(), 1);
   const int null = ::open("/dev/null", O_WRONLY);
   if (null >= 0) ::dup2(null, STDOUT_FILENO);  // its rows go to its part file
   std::vector<char*> c_args;
@@ -139,6 +142,10 @@ Summary write_sweep(std::ostream& out, Format format, const std::vector<SweepFil
 
 int run_with_workers(const RunOptions& o) {
   const std::vector<std::string> devices = parse_devices(*o.devices);
+  if (o.device) {
+    throw UsageError("--device " + *o.device + " and --devices " + *o.devices +
+                     ": give one (--devices sets each worker's --device)");
+  }
   std::string base;
   // Locked from the start, so that a second sweep with this --out stops before its workers do.
   std::unique_ptr<OutputFile> output;
@@ -160,7 +167,7 @@ int run_with_workers(const RunOptions& o) {
   for (size_t d = 0; d < n; ++d) {
     parts.push_back(base + ".worker" + std::to_string(d + 1) + ".csv");
     const std::string worker = std::to_string(d + 1) + "/" + std::to_string(n);
-    pids.push_back(start_worker(worker_arguments(o.argv, parts.back(), worker), devices[d]));
+    pids.push_back(start_worker(worker_arguments(o.argv, parts.back(), worker, devices[d])));
   }
   std::cerr << "convbench: " << n << " worker" << (n == 1 ? "" : "s") << " on device"
             << (n == 1 ? " " : "s ") << *o.devices << "; their rows in " << base

@@ -2,11 +2,11 @@
 // --devices 0,1,...: one worker process per device, and the merging of sweep files that it
 // shares with `convbench merge`.
 //
-// A CUDA algorithm runs on the device its process chose once (CONVLAB_CUDA_DEVICE, read at
-// first use), so the workers are processes: convbench starts itself once per device with
-// CONVLAB_CUDA_DEVICE set, `--worker d/D` (the d-th of D parts of the cases, by whole layer
-// and pass groups, like --shard) and `--out OUT.workerD.csv`, waits for them, and writes
-// their rows to --out and stdout as one sweep.
+// Each worker is a process (the devices run at once): convbench starts itself once per device
+// with `--device D` (the `device` knob of every GPU algorithm, recorded in each row's knobs;
+// nothing is passed through the environment), `--worker d/D` (the d-th of D parts of the
+// cases, by whole layer and pass groups, like --shard) and `--out OUT.workerD.csv`, waits for
+// them, and writes their rows to --out and stdout as one sweep.
 
 #include <iosfwd>
 #include <string>
@@ -17,6 +17,13 @@
 #include "sweep_control.hpp"
 
 namespace convbench {
+
+/// A worker's arguments (without the program name): the user's `argv` (argv[0] first) less
+/// --devices, --device, --out and --format (each "--flag value" or "--flag=value"), plus
+/// `--out part --format csv --worker worker --device device`.
+std::vector<std::string> worker_arguments(const std::vector<std::string>& argv,
+                                          const std::string& part, const std::string& worker,
+                                          const std::string& device);
 
 /// `convbench run --devices ...`; returns the exit status.
 int run_with_workers(const RunOptions& options);

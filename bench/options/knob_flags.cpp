@@ -89,4 +89,22 @@ void apply_knob_flags(const std::vector<KnobFlag>& flags,
   }
 }
 
+void apply_device_setting(const std::string& device, std::vector<Case>& cases) {
+  const std::string where = "--device '" + device + "'";
+  if (device.empty() || device.size() > 7 ||
+      device.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError(where + ": expected a device number 0, 1, ...");
+  }
+  for (Case& c : cases) {
+    if (!declares(*c.algorithm, "device")) continue;
+    const auto given = c.knobs.find("device");
+    if (given != c.knobs.end() && given->second != device) {
+      throw UsageError(where + ": --knob gives " + c.algorithm->name() + " device " +
+                       given->second);
+    }
+    c.knobs["device"] = device;
+    validate(*c.algorithm, c.knobs, where);
+  }
+}
+
 }  // namespace convbench

@@ -31,4 +31,10 @@ void apply_knob_flags(const std::vector<KnobFlag>& flags,
                       const std::vector<const convlab::Algorithm*>& algorithms,
                       std::vector<Case>& cases);
 
+/// --device N: sets the `device` knob of every case whose algorithm declares one (the others
+/// are left alone, so a sweep that mixes CPU and GPU algorithms takes it). A case whose
+/// `device` knob --knob already set to another value is a UsageError naming both; so is a
+/// value the knob's schema refuses.
+void apply_device_setting(const std::string& device, std::vector<Case>& cases);
+
 }  // namespace convbench

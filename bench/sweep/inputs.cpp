@@ -41,6 +41,23 @@ int64_t first_input_elements(const convlab::ConvProblem& p, convlab::Pass pass) 
                                               : p.n * p.c * p.h * p.w;
 }
 
+void check_fill_fits(const FillSpec& fill, const std::vector<Case>& cases) {
+  if (fill.poison == FillSpec::Poison::none) return;
+  for (const Case& c : cases) {
+    const int64_t elements = first_input_elements(c.layer.problem, c.pass);
+    if (fill.index < elements) continue;
+    throw UsageError("--fill " + fill.text + ": element " + std::to_string(fill.index) +
+                     " is past the end of the first input of " + c.layer.problem.descriptor() +
+                     " " + convlab::to_string(c.pass) + " (" +
+                     (c.pass == convlab::Pass::backward_data ? "dy" : "x") + ", " +
+                     std::to_string(elements) + " elements)");
+  }
+}
+
+bool InputCache::holds(const Case& c) const {
+  return key_ && *key_ == c.layer.problem.descriptor() + " " + convlab::to_string(c.pass);
+}
+
 uint64_t InputCache::seed_of(const Case& c) const {
   return case_seed(seed_, c.layer.problem, c.pass);
 }
@@ -49,6 +66,7 @@ const convlab::HostTensors& InputCache::get(const Case& c) {
   const std::string key = c.layer.problem.descriptor() + " " + convlab::to_string(c.pass);
   if (key_ && *key_ == key) return tensors_;
   key_.reset();  // a throwing make_inputs must not leave a stale entry behind
+  tensors_ = {};  // freed before the next are made, so that two layers' inputs never coexist
   tensors_ = convlab::make_inputs(c.layer.problem, c.pass, seed_of(c), fill_.fill);
   if (fill_.poison != FillSpec::Poison::none) {
     std::vector<float>& first = c.pass == convlab::Pass::backward_data ? tensors_.y : tensors_.x;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cases.hpp"
 #include "convlab/accuracy.hpp"
@@ -28,6 +29,10 @@ FillSpec parse_fill(const std::string& text);
 /// The number of elements of the pass's first input (the one --fill nan@I/inf@I poisons).
 int64_t first_input_elements(const convlab::ConvProblem& problem, convlab::Pass pass);
 
+/// UsageError when --fill nan@I/inf@I names an element past the end of the first input of
+/// any case (the first input differs per pass), naming I, the case and its element count.
+void check_fill_fits(const FillSpec& fill, const std::vector<Case>& cases);
+
 /// Holds the inputs of the last (layer, pass) asked for; cases come layer-major with the
 /// algorithms innermost, so one entry serves a whole group.
 class InputCache {
@@ -35,6 +40,8 @@ class InputCache {
   InputCache(uint64_t sweep_seed, FillSpec fill) : seed_(sweep_seed), fill_(std::move(fill)) {}
   /// The inputs of the case's layer and pass (its output role poisoned with NaN).
   const convlab::HostTensors& get(const Case& c);
+  /// Whether the inputs of `c` are the ones held (get() would allocate nothing).
+  bool holds(const Case& c) const;
   /// The seed the inputs of `c` are made from.
   uint64_t seed_of(const Case& c) const;
 

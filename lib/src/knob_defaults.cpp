@@ -1,6 +1,6 @@
 // The one place the library reads the environment. Variables only ever supply documented
-// defaults (of knobs, or of sweep settings such as Slurm's array index); each one read is
-// remembered so that the metadata of a run records it.
+// defaults of knobs, or say where a process runs within a larger job (Slurm's array index);
+// each default read is remembered so that the metadata of a run records it.
 #include <cstdlib>
 #include <mutex>
 
@@ -29,6 +29,12 @@ std::optional<std::string> environment_default(const std::string& variable) {
   bool seen = false;
   for (const auto& [name, v] : list) seen = seen || name == variable;
   if (!seen) list.emplace_back(variable, value);
+  return std::string(value);
+}
+
+std::optional<std::string> environment_placement(const std::string& variable) {
+  const char* value = std::getenv(variable.c_str());
+  if (!value) return std::nullopt;
   return std::string(value);
 }
 

@@ -26,6 +26,11 @@ run (an input that was also given as the output). "stdout_to": "/dev/full" runs 
 with its stdout on that device instead of a pipe.
 "replaces_out": true is for a sweep that finished with error rows (exit 1, the rows are its
 result): there the existing file must instead have been replaced by a complete output.
+"stderr_max_chars": N fails a case whose stderr is longer (messages quote excerpts only);
+"arg_repeat": [index, text, times] replaces args[index] by text repeated `times` times.
+"address_space_gib": N runs convbench under an address-space limit (RLIMIT_AS) of N GiB,
+for cases about memory: a regression that allocates then fails there with another message
+instead of pushing this machine into the OOM killer.
 A case may say "requires": "not_root" or "no_cuda" (skipped, with the reason, otherwise),
 and "known_failure": "what convbench must change" for a case that documents a missing
 behaviour: it is reported as XFAIL while it fails, and as an error once it passes (so that
@@ -37,6 +42,7 @@ import io
 import json
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -126,6 +132,9 @@ def check_case(case, convbench, data, is_root, has_cuda):
         make_fixtures(tmp)
         before = set(p.name for p in tmp.iterdir())
         args = [substitute(a, tmp, data) for a in case["args"]]
+        if case.get("arg_repeat"):
+            index, text, times = case["arg_repeat"]
+            args[index] = text * times
         existing = tmp / "existing.csv"
         existing.write_text(SENTINEL)
         # Bad input: an existing --out must survive. (A runtime failure's cases name their
@@ -135,16 +144,22 @@ def check_case(case, convbench, data, is_root, has_cuda):
             args[1:1] = ["--out", str(existing)]  # first: a later flag may lack its value
         unchanged = {name: pathlib.Path(substitute(name, tmp, data)).read_bytes()
                      for name in case.get("unchanged", [])}
+        limit = case.get("address_space_gib")
+
+        def limited():
+            if limit:
+                resource.setrlimit(resource.RLIMIT_AS, (limit << 30, limit << 30))
+
         try:
             if case.get("stdout_to"):
                 with open(case["stdout_to"], "w") as sink:
                     proc = subprocess.run([convbench, *args], stdout=sink,
                                           stderr=subprocess.PIPE, text=True, timeout=120,
-                                          cwd=tmp)
+                                          cwd=tmp, preexec_fn=limited)
                 proc.stdout = ""
             else:
                 proc = subprocess.run([convbench, *args], capture_output=True, text=True,
-                                      timeout=120, cwd=tmp)
+                                      timeout=120, cwd=tmp, preexec_fn=limited)
         except subprocess.TimeoutExpired:
             return "fail", "no answer within 120 s (a bad input must fail at once)\n      " \
                 "args: " + " ".join(args)
@@ -157,6 +172,9 @@ def check_case(case, convbench, data, is_root, has_cuda):
             text = substitute(text, tmp, data)
             if text not in proc.stderr:
                 problems.append("stderr lacks %r" % text)
+        if len(proc.stderr) > case.get("stderr_max_chars", len(proc.stderr)):
+            problems.append("stderr is %d characters, at most %d expected" %
+                            (len(proc.stderr), case["stderr_max_chars"]))
         for text in case.get("stdout", []):
             if text not in proc.stdout:
                 problems.append("stdout lacks %r" % text)

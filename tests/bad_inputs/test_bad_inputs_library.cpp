@@ -148,6 +148,9 @@ void invoke(const json& c) {
     host_context().deallocate(p);
   } else if (call == "make_inputs") {
     make_inputs(parse_descriptor(input).problem, Pass::forward, 1);
+  } else if (call == "plan") {
+    const std::string algorithm = c["algorithm"], pass = c["pass"];
+    registry().get(algorithm).plan(parse_descriptor(input).problem, parse_pass(pass));
   } else if (call == "check_host_memory") {
     check_host_memory(std::stoll(c["bytes"].get<std::string>()), "this check");
   } else {

@@ -433,8 +433,15 @@ class ShardsAndMerge(unittest.TestCase):
                 meta = read_csv(p)[0]
                 self.assertEqual(meta["sweep_cases"], str(len(expected)))
                 self.assertEqual(meta["shard_cases"], str(len(keys)))
+            self.assertEqual(read_csv(paths[1])[0]["shard_source"], "--shard 2/3")
             env_paths = self.shards(tmp, 3, base=1)  # SLURM_ARRAY_TASK_ID 1..3, MIN 1
             self.assertEqual([case_keys(read_csv(p)[2]) for p in env_paths], parts)
+            self.assertEqual(read_csv(env_paths[1])[0]["shard_source"],
+                             "SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 "
+                             "SLURM_ARRAY_TASK_MIN=1")
+            self.assertEqual(convbench("merge", str(pathlib.Path(tmp, "mixed.csv")),
+                                       str(paths[0]), str(env_paths[1]), str(paths[2]))
+                             .returncode, 0, "parts of one sweep differ only in shard_source")
             merged = pathlib.Path(tmp, "merged.csv")
             r = convbench("merge", str(merged), *map(str, paths))
             self.assertEqual(r.returncode, 0, r.stderr)

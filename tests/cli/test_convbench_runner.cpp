@@ -19,6 +19,9 @@
 #include "runner.hpp"
 #include "suites.hpp"
 #include "sweep/inputs.hpp"
+#include "options/knob_flags.hpp"
+#include "workers.hpp"
+#include "cli.hpp"
 
 namespace convbench {
 namespace {
@@ -219,6 +222,49 @@ TEST(ConvbenchRunner, ThrowingPlanIsAnErrorRowNotAnException) {
   EXPECT_EQ(row.status, Status::error);
   EXPECT_EQ(row.reason, "backend: fake plan: FAKE_STATUS_INTERNAL_ERROR");
   EXPECT_FALSE(row.time_ms.has_value());
+}
+
+TEST(ConvbenchRunner, CaseTooLargeForTheHostIsRefusedBeforePlanning) {
+  // 1.4 TB per activation tensor: the runner must refuse it before plan() (whose fake throws
+  // a backend error) and before making the inputs, naming the bytes and the available memory.
+  FakeAlgorithm fake(Behaviour::throw_in_plan);
+  const Row row =
+      run_case(make_case(fake, Pass::forward, "mb1ic1ih600000iw600000oc1kh3kw3"), quick(false));
+  EXPECT_EQ(row.status, Status::error);
+  EXPECT_EQ(row.reason.rfind("out_of_memory: case g1mb1ic1ih600000iw600000", 0), 0u) << row.reason;
+  for (const char* part : {"host inputs 2879990400052 bytes", "available", "nothing was allocated"})
+    EXPECT_NE(row.reason.find(part), std::string::npos) << part << ": " << row.reason;
+  EXPECT_FALSE(row.plan_ms.has_value()) << "planned before the memory check";
+}
+
+TEST(ConvbenchWorkers, DeviceReachesEachWorkerOnItsCommandLine) {
+  const std::vector<std::string> argv = {"convbench", "run",       "--devices", "0,1",
+                                         "--out",     "sweep.csv", "--format=json",
+                                         "--algos",   "cuda.*"};
+  for (const std::string device : {"0", "1"}) {
+    const std::string part = "sweep.csv.worker" + std::to_string(std::stoi(device) + 1) + ".csv";
+    const std::string worker = std::to_string(std::stoi(device) + 1) + "/2";
+    EXPECT_EQ(worker_arguments(argv, part, worker, device),
+              (std::vector<std::string>{"run", "--algos", "cuda.*", "--out", part, "--format",
+                                        "csv", "--worker", worker, "--device", device}));
+  }
+}
+
+TEST(ConvbenchWorkers, DeviceSettingSetsTheKnobWhereAnAlgorithmHasOne) {
+  const convlab::Algorithm* gpu = nullptr;
+  for (const convlab::Algorithm* a : convlab::registry().all()) {
+    for (const convlab::KnobSpec& k : a->info().knobs) {
+      if (k.name == "device" && !gpu) gpu = a;
+    }
+  }
+  if (!gpu) GTEST_SKIP() << "no algorithm of this build has a device knob (CUDA not built)";
+  std::vector<Case> cases = {make_case(convlab::registry().get("reference")), make_case(*gpu)};
+  apply_device_setting("1", cases);
+  EXPECT_EQ(cases[0].knobs.count("device"), 0u);
+  EXPECT_EQ(cases[1].knobs.at("device"), "1");
+  cases[1].knobs["device"] = "0";  // as --knob ALGO.device=0 would
+  EXPECT_THROW(apply_device_setting("1", cases), UsageError);
+  EXPECT_THROW(apply_device_setting("x", cases), UsageError);
 }
 
 TEST(ConvbenchRunner, BudgetRefusalIsOverBudget) {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "convlab/error.hpp"
+#include "convlab/harness.hpp"
+#include "convlab/problem.hpp"
 
 namespace convlab::cpu_fft {
 namespace {
@@ -18,7 +20,13 @@ std::mutex& planner_mutex() {
   return mutex;
 }
 
-// Planning scratch with the workspace's alignment (64 bytes), freed after planning.
+// Planning scratch with the workspace's alignment (64 bytes), freed after planning. The
+// scratch of one plan is checked against the host memory as a whole before any of it is
+// allocated (check_scratch), since FFTW's planner touches every page of it.
+void check_scratch(int64_t bytes) {
+  check_host_memory(bytes, "cpu.fft: FFTW planning scratch");
+}
+
 struct Scratch {
   explicit Scratch(int64_t bytes) {
     const size_t rounded = static_cast<size_t>((bytes + 63) / 64 * 64);
@@ -114,6 +122,8 @@ RowDims row_dims(const RowBatch& b) {
 
 FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int64_t out_len,
                        int64_t out_offset, const std::string& what) {
+  check_scratch(checked_add(checked_mul(in_len, 4, "scratch"), checked_mul(out_len, 8, "scratch"),
+                            "scratch"));
   Scratch in(in_len * 4), out(out_len * 8);
   const RowDims r = row_dims(b);
   return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
@@ -124,6 +134,8 @@ FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int6
 
 FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int64_t in_offset,
                        int64_t out_len, const std::string& what) {
+  check_scratch(checked_add(checked_mul(in_len, 8, "scratch"), checked_mul(out_len, 4, "scratch"),
+                            "scratch"));
   Scratch in(in_len * 8), out(out_len * 4);
   const RowDims r = row_dims(b);
   return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
@@ -136,6 +148,7 @@ FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int6
 FftwPlan plan_columns(unsigned planner, int64_t n, int64_t elem, int64_t columns, int64_t column_stride,
                       int64_t planes, int64_t plane_stride, int sign, const std::string& what) {
   const unsigned flags = planner;
+  check_scratch(checked_mul(checked_mul(planes, plane_stride, "scratch"), 8, "scratch"));
   Scratch data(planes * plane_stride * 8);
   const fftwf_iodim64 d = dim(n, elem, elem);
   const fftwf_iodim64 v[2] = {dim(planes, plane_stride, plane_stride),

@@ -88,5 +88,10 @@ std::optional<std::string> environment_default(const std::string& variable);
 /// Every variable environment_default() was asked for and found set, in the order of first
 /// use, with its value.
 std::vector<std::pair<std::string, std::string>> environment_defaults_used();
+/// The value of a variable that says where this process runs within a larger job (Slurm's
+/// array index), not how it computes, or nullopt when unset. Read here like every other, but
+/// left out of environment_defaults_used(): the parts of one sweep differ in it and must still
+/// compare equal in their settings. The caller records what it took (convbench: shard_source).
+std::optional<std::string> environment_placement(const std::string& variable);
 
 }  // namespace convlab
