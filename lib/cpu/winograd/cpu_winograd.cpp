@@ -231,6 +231,9 @@ class WinogradPlan final : public Plan {
   // instead of three per chunk (on a loaded machine the barriers cost more than the work).
   template <class Body>
   void run_workers(Body body) const {
+    // One worker: no region (a team of another size than the transforms' would make the
+    // OpenMP runtime allocate a new one inside run()).
+    if (l_.workers == 1) return body(0);
     std::exception_ptr failure;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(l_.workers))
