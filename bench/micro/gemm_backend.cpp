@@ -8,7 +8,13 @@
 //    images-per-GEMM and parallel mode, to pick the defaults; "auto" is the default setting;
 //  - loops/<im2col|col2im>/<layer>: the CPU copy loops for one image, one thread;
 //  - conv/<algorithm>/<pass>/<layer>: cpu.im2col as registered next to cpu.onednn (when
-//    built), the baseline of issue 3's floor, timed the same way in the same process.
+//    built), timed the same way in the same process;
+//  - share/<algorithm>/<pass>/<layer>: the algorithm's whole pass and a square OpenBLAS SGEMM
+//    of kPeakSize (the machine's SGEMM rate at the library's thread count) timed alternately
+//    in one loop, so that a loaded machine slows both alike; counter share_of_sgemm = the
+//    pass's rate (direct-convolution flops, which for cpu.im2col are exactly its GEMM's)
+//    over the SGEMM's. For cpu.im2col it is a lower bound of its GEMM's share of the SGEMM
+//    rate: im2col/col2im and staging are in the pass's time.
 // GFLOP/s counters use the direct-convolution flop count, as convbench does. With
 // --benchmark_repetitions=N a "min" aggregate is added: on a shared machine the fastest
 // repetition is the one least disturbed by other work.
@@ -19,6 +25,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -44,9 +51,11 @@ struct Layer {
   const char* descriptor;
 };
 
-// The two layers of issue 3's floor, and small-spatial layers where images per GEMM matter.
+// ResNet-50's four stride-1 3x3 layers and AlexNet's conv2 at mb 16: large and small images,
+// where images per GEMM matter.
 const Layer kLayers[] = {
     {"mb16ic64ih56oc64kh3ph1", "mb16ic64ih56oc64kh3ph1"},
+    {"mb16ic128ih28oc128kh3ph1", "mb16ic128ih28oc128kh3ph1"},
     {"mb16ic96ih27oc256kh5ph2", "mb16ic96ih27oc256kh5ph2"},
     {"mb16ic256ih14oc256kh3ph1", "mb16ic256ih14oc256kh3ph1"},
     {"mb16ic512ih7oc512kh3ph1", "mb16ic512ih7oc512kh3ph1"},
@@ -145,6 +154,45 @@ void bench_registered(benchmark::State& state, const convlab::Algorithm* algo, c
   bench_plan(state, *algo, p, pass);
 }
 
+// Square SGEMM size for the machine's SGEMM rate: large enough for OpenBLAS's peak, small
+// enough (3 x 4 MiB) for a shared machine.
+constexpr int64_t kPeakSize = 1024;
+
+void bench_share(benchmark::State& state, const convlab::Algorithm* algo, const ConvProblem& p,
+                 Pass pass) {
+  using Clock = std::chrono::steady_clock;
+  auto plan = algo->plan(p, pass);
+  const convlab::HostTensors host = convlab::make_inputs(p, pass, 1);
+  convlab::CaseBuffers buffers(algo->context(), p, host, plan->workspace_bytes());
+  const auto n = static_cast<size_t>(kPeakSize);
+  std::vector<float> a(n * n, 0.01f), b(n * n, 0.02f), c(n * n, 0.0f);
+  const auto backend = im2col::GemmBackend::openblas;
+  auto peak = [&] {
+    im2col::set_gemm_threads(backend, convlab::num_threads());
+    im2col::sgemm(backend, false, false, kPeakSize, kPeakSize, kPeakSize, a.data(), kPeakSize,
+                  b.data(), kPeakSize, 0.0f, c.data(), kPeakSize);
+  };
+  plan->run(buffers.tensors(), buffers.workspace());  // warm-up
+  peak();
+  double conv_s = 0, sgemm_s = 0;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    plan->run(buffers.tensors(), buffers.workspace());
+    const auto t1 = Clock::now();
+    peak();
+    const auto t2 = Clock::now();
+    conv_s += std::chrono::duration<double>(t1 - t0).count();
+    sgemm_s += std::chrono::duration<double>(t2 - t1).count();
+  }
+  const double iterations = double(state.iterations());
+  const double conv_rate = double(p.flops(pass)) * 1e-9 * iterations / conv_s;
+  const double sgemm_rate = 2.0 * double(kPeakSize) * kPeakSize * kPeakSize * 1e-9 * iterations / sgemm_s;
+  state.counters["conv_GFLOP/s"] = conv_rate;
+  state.counters["sgemm_GFLOP/s"] = sgemm_rate;
+  state.counters["share_of_sgemm"] = conv_rate / sgemm_rate;
+  state.SetLabel(plan->notes());
+}
+
 double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
 }  // namespace
@@ -172,6 +220,17 @@ int main(int argc, char** argv) {
         const std::string label =
             std::string("conv/") + name + "/" + convlab::to_string(pass) + "/" + layer.name;
         benchmark::RegisterBenchmark(label.c_str(), bench_registered, algo, p, pass)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->ComputeStatistics("min", minimum);
+      }
+      for (const char* name : {"cpu.im2col", "cpu.winograd"}) {
+        if (!im2col::gemm_backend_available(im2col::GemmBackend::openblas)) break;
+        const convlab::Algorithm* algo = &convlab::registry().get(name);
+        if (!algo->supports(p, pass)) continue;
+        const std::string label =
+            std::string("share/") + name + "/" + convlab::to_string(pass) + "/" + layer.name;
+        benchmark::RegisterBenchmark(label.c_str(), bench_share, algo, p, pass)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime()
             ->ComputeStatistics("min", minimum);

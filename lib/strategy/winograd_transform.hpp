@@ -26,6 +26,17 @@
 
 #include "hd.hpp"
 
+// Complete unrolling of the fixed-size tile loops (the trip counts are template constants).
+#if defined(__CUDA_ARCH__)
+#define CONVLAB_UNROLL _Pragma("unroll")
+#elif defined(__clang__)
+#define CONVLAB_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define CONVLAB_UNROLL _Pragma("GCC unroll 16")
+#else
+#define CONVLAB_UNROLL
+#endif
+
 namespace convlab::winograd {
 
 /// Tile sizes of F(m, 3): m outputs, alpha = m + 2 inputs per dimension.
@@ -113,18 +124,28 @@ CONVLAB_HD double at<4, double>(int i, int j) {
 
 // The five maps a tile goes through, each out = L in L^T for one matrix L (rows x cols) given
 // by its entry function. Tiles are row-major, `in` cols x cols, `out` rows x rows.
+// The loops are unrolled completely so that the entries become constants instead of table
+// loads. Zero entries are still multiplied: skipping them was faster on the CPU, but without
+// -ffast-math 0 * x is kept (NaN for an infinite x), and that is what makes a non-finite input
+// spread over its whole tile, the behaviour tests/cpu/test_nonfinite.cpp checks.
 template <int Rows, int Cols, class T, class Entry>
 CONVLAB_HD void sandwich(const T* in, T* out, Entry entry) {
   T half[Rows * Cols];  // L * in
+  CONVLAB_UNROLL
   for (int i = 0; i < Rows; ++i)
+    CONVLAB_UNROLL
     for (int j = 0; j < Cols; ++j) {
       T s{};
+      CONVLAB_UNROLL
       for (int k = 0; k < Cols; ++k) s += entry(i, k) * in[k * Cols + j];
       half[i * Cols + j] = s;
     }
+  CONVLAB_UNROLL
   for (int i = 0; i < Rows; ++i)
+    CONVLAB_UNROLL
     for (int j = 0; j < Rows; ++j) {
       T s{};
+      CONVLAB_UNROLL
       for (int k = 0; k < Cols; ++k) s += half[i * Cols + k] * entry(j, k);
       out[i * Rows + j] = s;
     }

@@ -158,13 +158,36 @@ TEST_F(CpuWinograd, ErrorBoundHoldsAndCatchesAnInjectedError) {
   }
 }
 
+std::string detail(const Plan& plan, const std::string& key) {
+  for (const auto& [name, value] : plan.info().details) {
+    if (name == key) return value;
+  }
+  return "(no " + key + ")";
+}
+
 TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
   const ConvProblem p = problem("mb16ic64ih56oc64kh3ph1");
+  const int previous = num_threads();
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (Pass pass : all_passes()) {
+      // 16 * 14 * 14 tiles in chunks of 100: far more chunks than threads.
+      auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
+      const int64_t points = 36, kc = 64 * 64, partials = pass == Pass::backward_filter ? threads - 1 : 0;
+      const std::size_t expected =
+          4 * (points * kc * (1 + partials) + threads * 2 * points * 64 * 100);
+      EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
+      EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
+    }
+  }
+  set_num_threads(previous);
+  // No more workers than chunks: 1 * 3 * 3 tiles in one chunk.
+  set_num_threads(3);
+  EXPECT_EQ(detail(*winograd().plan(problem("mb1ic2ih12oc2kh3ph1"), Pass::forward), "chunk_workers"),
+            "1");
+  set_num_threads(previous);
   for (Pass pass : all_passes()) {
     auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
-    const int64_t points = 36, kc = 64 * 64;
-    const std::size_t expected = 4 * (points * kc + 2 * points * 64 * 100);
-    EXPECT_EQ(plan->workspace_bytes(), expected);
     std::size_t split = 0;
     for (const auto& part : plan->info().workspace_split) split += part.second;
     EXPECT_EQ(split, plan->workspace_bytes());
@@ -179,20 +202,34 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
   EXPECT_EQ(winograd().plan(p, Pass::forward, {{"variant", "f2"}})->info().transform, "F(2x2,3x3)");
 }
 
-TEST_F(CpuWinograd, BitwiseIdenticalAcrossThreadCounts) {
+// Forward and backward-data deal whole chunks to the workers: bitwise the same for any thread
+// count. Backward-filter sums one partial per worker in worker order: the same on every run
+// at one thread count, and within the bound at each.
+TEST_F(CpuWinograd, DeterministicAcrossThreadCountsAndRuns) {
   const ConvProblem p = problem("g2mb3ic8ih15oc6kh3ph1");
+  const int previous = num_threads();
   for (Pass pass : all_passes()) {
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
       set_num_threads(threads);
-      auto plan = winograd().plan(p, pass, {{"tiles", "7"}});
-      std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
-      HostTensors t = make_inputs(p, pass, 11);
-      plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
-      if (first.empty()) first = t.output(pass);
-      EXPECT_EQ(t.output(pass), first) << to_string(pass) << " threads " << threads;
+      std::vector<float> repeat;
+      for (int run = 0; run < 2; ++run) {
+        auto plan = winograd().plan(p, pass, {{"tiles", "7"}});
+        std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
+        HostTensors t = make_inputs(p, pass, 11);
+        plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
+        if (repeat.empty()) repeat = t.output(pass);
+        EXPECT_EQ(t.output(pass), repeat) << to_string(pass) << " threads " << threads;
+        const AccuracyReport r =
+            compare_with_reference(p, pass, t, t.output(pass), plan->error_bound());
+        EXPECT_TRUE(r.within_bound) << r.detail << " threads " << threads;
+      }
+      if (pass == Pass::backward_filter) continue;
+      if (first.empty()) first = repeat;
+      EXPECT_EQ(repeat, first) << to_string(pass) << " threads " << threads;
     }
   }
+  set_num_threads(previous);
 }
 
 }  // namespace

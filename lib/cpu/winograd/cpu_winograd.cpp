@@ -32,12 +32,17 @@
 //   filter  = pad16(alpha^2 Kg Cg)         U (forward, backward-data) or dU (backward-filter)
 //   input   = pad16(alpha^2 Cs chunk)      V
 //   product = pad16(alpha^2 Cd chunk)      M (forward, backward-data) or P (backward-filter)
-//   bytes   = 4 (filter + input + product)
+//   workers = min(T, chunks)
+//   bytes   = 4 (filter (1 + partials) + workers (input + product)),
+//             partials = workers - 1 for backward-filter (a private dU each), else 0
 //
-// Threads (T = convlab::num_threads() at plan time, OpenMP). The transforms split their
-// (tile, channel) pairs, the GEMMs their transform points, each GEMM single-threaded. Every
-// output element is computed by the same operations in the same order whatever T and the
-// schedule: bitwise deterministic, independent of the thread count.
+// Threads (T = convlab::num_threads() at plan time, OpenMP). Each worker runs whole chunks
+// (transforms and GEMMs, the GEMMs single-threaded) in its own V and M/P: one fork and join
+// per group, where splitting every stage of every chunk cost three (on a loaded 2-core VM
+// those barriers made two threads 3-7x slower than one). Forward and backward-data deal the
+// chunks round-robin; a chunk's operations do not depend on who runs it, so their results
+// are bitwise independent of T. Backward-filter gives each worker a contiguous run of chunks
+// summed into its own dU, added in worker order: deterministic for a fixed T (as cpu.im2col).
 //
 // Error bound (normwise per output plane, accuracy.hpp). Each stage is a short fixed sum, so
 // the standard componentwise analysis of a chain of products bounds one tile's error by
@@ -45,8 +50,8 @@
 // 2 alpha (input transform) + 2 (3 + 1) (filter transform, +1 per stage for G's rounded
 // entries) + 1 (product) + Cs (channel sum) + 2 alpha (output transform) = 4 alpha + 9 + Cs;
 // backward-filter: 2 m + 2 alpha + 1 + N tiles + chunks (sum over tiles, beta = 1 per chunk) +
-// 2 (alpha + 1). winograd_transform.hpp turns that into ||E_tile|| <= gamma_L beta(m) sum_c
-// ||g_c|| ||d_c,tile||. Over a plane, Minkowski and Cauchy-Schwarz sum the tiles, and an input
+// T (the workers' partials) + 2 (alpha + 1). winograd_transform.hpp turns that into
+// ||E_tile|| <= gamma_L beta(m) sum_c ||g_c|| ||d_c,tile||. Over a plane, Minkowski and Cauchy-Schwarz sum the tiles, and an input
 // lies in at most 2 x 2 patches (alpha <= 2m), so ||E_plane|| <= 2 beta gamma_L sum_c ||w_c||
 // ||x_c|| (backward-filter: sum_n ||dy_n,k|| ||x_n,c||, its dY tiles do not overlap). As for
 // cpu.im2col, gamma_L is taken in Higham & Mary's probabilistic form 6 sqrt(L) u (rounding
@@ -81,20 +86,21 @@ constexpr const char* kName = "cpu.winograd";
 
 int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
 
-// Four tiles side by side, one per SSE lane (GCC/Clang vector extension; SSE is in every
-// x86-64, so the build stays portable): the tile
-// transforms run on four tiles at once and store contiguous runs of V and P.
-constexpr int kLanes = 4;
+// Eight tiles side by side, one per vector lane (GCC/Clang vector extension, compiled to
+// pairs of SSE registers in the portable x86-64 build): the tile transforms run on eight tiles
+// at once and store contiguous 32-byte runs of V and P (measured faster than four or sixteen
+// on ResNet-50's 56x56 layer; docs/strategy-winograd.md).
+constexpr int kLanes = 8;
 typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 
-Lanes load(const float* from, int lanes) {
-  Lanes v = {};
+// By reference, not by value: a 32-byte vector returned without AVX changes the ABI.
+void load(const float* from, int lanes, Lanes& v) {
+  v = Lanes{};
   if (lanes == kLanes) {
     std::memcpy(&v, from, sizeof v);
   } else {
     for (int lane = 0; lane < lanes; ++lane) v[lane] = from[lane];
   }
-  return v;
 }
 void store(const Lanes& v, float* to, int lanes) {
   if (lanes == kLanes) {
@@ -108,6 +114,10 @@ void store(const Lanes& v, float* to, int lanes) {
 // exception is rethrown after the region (none may leave it).
 template <class Body>
 void parallel_for(int64_t count, int threads, Body body) {
+  if (threads <= 1) {  // inside a worker, or one thread: no region to fork and join
+    for (int64_t i = 0; i < count; ++i) body(i);
+    return;
+  }
   std::exception_ptr failure;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -137,12 +147,16 @@ class WinogradPlan final : public Plan {
         std::string("winograd tiles + gemm ") + im2col::to_string(im2col::default_gemm_backend());
     info_.transform = M == 2 ? "F(2x2,3x3)" : "F(4x4,3x3)";
     info_.tile = std::to_string(M) + "x" + std::to_string(M);
-    info_.workspace_split = {{"filter_transform", 4 * static_cast<std::size_t>(l_.filter_floats)},
-                             {"input_transform", 4 * static_cast<std::size_t>(l_.input_floats)},
-                             {"products", 4 * static_cast<std::size_t>(l_.product_floats)}};
+    const auto workers = static_cast<std::size_t>(l_.workers);
+    const std::size_t filters = pass == Pass::backward_filter ? workers : 1;
+    info_.workspace_split = {
+        {"filter_transform", 4 * filters * static_cast<std::size_t>(l_.filter_floats)},
+        {"input_transform", 4 * workers * static_cast<std::size_t>(l_.input_floats)},
+        {"products", 4 * workers * static_cast<std::size_t>(l_.product_floats)}};
     info_.details = {
         {"tiles_per_image", std::to_string(l_.tiles_h) + "x" + std::to_string(l_.tiles_w)},
         {"tiles_per_chunk", std::to_string(l_.chunk)},
+        {"chunk_workers", std::to_string(l_.workers)},
         {"growth_factor", std::to_string(growth_factor<M>())}};
   }
 
@@ -154,29 +168,89 @@ class WinogradPlan final : public Plan {
   void execute(const Tensors& t, const Workspace& ws, Stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, l_.workspace_bytes);
     float* u = static_cast<float*>(ws.data);
-    float* v = u + l_.filter_floats;
-    float* prod = v + l_.input_floats;
     im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
-    const bool filter_pass = pass_ == Pass::backward_filter;
-    const float* src = pass_ == Pass::backward_data ? t.y : t.x;
-    for (int64_t g = 0; g < p_.groups; ++g) {
-      if (!filter_pass) transform_filter(g, t.w, u);
-      for (int64_t t0 = 0; t0 < l_.tiles; t0 += l_.chunk) {
-        const int64_t count = std::min(l_.chunk, l_.tiles - t0);
-        transform_input(g, src, t0, count, v);
-        if (filter_pass) {
-          transform_gradient(g, t.y, t0, count, prod);
-          accumulate_filter(u, v, prod, count, t0 == 0);
-        } else {
-          multiply(u, v, prod, count);
-          transform_output(g, pass_ == Pass::forward ? t.y : t.x, t0, count, prod);
+    const int64_t chunks = (l_.tiles + l_.chunk - 1) / l_.chunk;
+    // Worker w's transformed input and products; backward-filter workers w > 0 also have a
+    // private dU after all of them (worker 0 accumulates into u itself).
+    auto buffers = [&](int64_t w) { return u + l_.filter_floats + w * (l_.input_floats + l_.product_floats); };
+    auto partial = [&](int64_t w) {
+      return u + l_.filter_floats + l_.workers * (l_.input_floats + l_.product_floats) +
+             (w - 1) * l_.filter_floats;
+    };
+    if (pass_ == Pass::backward_filter) {
+      for (int64_t g = 0; g < p_.groups; ++g) {
+        // Contiguous runs of chunks per worker, summed in worker order: the result depends
+        // on the worker count, never on the schedule.
+        run_workers([&](int64_t w) {
+          float* v = buffers(w);
+          float* prod = v + l_.input_floats;
+          float* du = w == 0 ? u : partial(w);
+          const int64_t first = chunks * w / l_.workers, last = chunks * (w + 1) / l_.workers;
+          for (int64_t ci = first; ci < last; ++ci) {
+            const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
+            transform_input(g, t.x, t0, count, v, 1);
+            transform_gradient(g, t.y, t0, count, prod, 1);
+            accumulate_filter(du, v, prod, count, ci == first, 1);
+          }
+        });
+        if (l_.workers > 1) {
+          constexpr int64_t kBlock = 4096;
+          parallel_for((l_.filter_floats + kBlock - 1) / kBlock, threads_, [&](int64_t b) {
+            const int64_t end = std::min(l_.filter_floats, (b + 1) * kBlock);
+            for (int64_t w = 1; w < l_.workers; ++w) {
+              const float* part = partial(w);
+              for (int64_t e = b * kBlock; e < end; ++e) u[e] += part[e];
+            }
+          });
         }
+        write_filter(g, u, t.w);
       }
-      if (filter_pass) write_filter(g, u, t.w);
+      return;
+    }
+    const float* src = pass_ == Pass::backward_data ? t.y : t.x;
+    float* dst = pass_ == Pass::forward ? t.y : t.x;
+    for (int64_t g = 0; g < p_.groups; ++g) {
+      transform_filter(g, t.w, u);
+      // Chunks dealt round-robin: a chunk's tiles and operations do not depend on who runs
+      // it, so the result is the same for any thread count.
+      run_workers([&](int64_t w) {
+        float* v = buffers(w);
+        float* prod = v + l_.input_floats;
+        for (int64_t ci = w; ci < chunks; ci += l_.workers) {
+          const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
+          transform_input(g, src, t0, count, v, 1);
+          multiply(u, v, prod, count, 1);
+          transform_output(g, dst, t0, count, prod, 1);
+        }
+      });
     }
   }
 
  private:
+  // body(w) for each worker w < l_.workers, one thread each: one fork and join per group
+  // instead of three per chunk (on a loaded machine the barriers cost more than the work).
+  template <class Body>
+  void run_workers(Body body) const {
+    // One worker: no region (a team of another size than the transforms' would make the
+    // OpenMP runtime allocate a new one inside run()).
+    if (l_.workers == 1) return body(0);
+    std::exception_ptr failure;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(l_.workers))
+#endif
+    for (int64_t w = 0; w < l_.workers; ++w) {
+      try {
+        body(w);
+      } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(convlab_winograd_failure)
+#endif
+        if (!failure) failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+
   int64_t src_total() const { return pass_ == Pass::backward_data ? p_.k : p_.c; }
   int64_t dst_total() const { return pass_ == Pass::backward_data ? p_.c : p_.k; }
 
@@ -211,10 +285,11 @@ class WinogradPlan final : public Plan {
 
   // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count), kLanes
   // consecutive tiles of one channel at a time (one SIMD lane each; contiguous stores).
-  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v) const {
+  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v,
+                       int threads) const {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
     const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(cs * groups, threads_, [&](int64_t job) {
+    parallel_for(cs * groups, threads, [&](int64_t job) {
       const int64_t c = job / groups, first = job % groups * kLanes;
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
       Lanes d[kPoints] = {}, out[kPoints];
@@ -245,9 +320,9 @@ class WinogradPlan final : public Plan {
   }
 
   // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count).
-  void multiply(const float* u, const float* v, float* prod, int64_t count) const {
+  void multiply(const float* u, const float* v, float* prod, int64_t count, int threads) const {
     const int64_t cs = l_.src_channels, cd = l_.dst_channels;
-    parallel_for(kPoints, threads_, [&](int64_t xi) {
+    parallel_for(kPoints, threads, [&](int64_t xi) {
       im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs, u + xi * cd * cs,
                     cs, v + xi * cs * l_.chunk, l_.chunk, 0.0f, prod + xi * cd * l_.chunk,
                     l_.chunk);
@@ -255,15 +330,16 @@ class WinogradPlan final : public Plan {
   }
 
   // dst tile = A^T M A, the part inside the image written; kLanes tiles of one channel at once.
-  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod) const {
+  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod,
+                        int threads) const {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
     const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(cd * groups, threads_, [&](int64_t job) {
+    parallel_for(cd * groups, threads, [&](int64_t job) {
       const int64_t k = job / groups, first = job % groups * kLanes;
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
       Lanes pts[kPoints], out[M * M];
       for (int xi = 0; xi < kPoints; ++xi)
-        pts[xi] = load(prod + (xi * cd + k) * l_.chunk + first, lanes);
+        load(prod + (xi * cd + k) * l_.chunk + first, lanes, pts[xi]);
       sandwich<M, kAlpha>(pts, out, AtEntry<M, float>{});
       for (int lane = 0; lane < lanes; ++lane) {
         int64_t n, th, tw;
@@ -280,11 +356,11 @@ class WinogradPlan final : public Plan {
   }
 
   // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge), kLanes at once.
-  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count,
-                          float* prod) const {
+  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count, float* prod,
+                          int threads) const {
     const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
     const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(kg * groups, threads_, [&](int64_t job) {
+    parallel_for(kg * groups, threads, [&](int64_t job) {
       const int64_t k = job / groups, first = job % groups * kLanes;
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
       Lanes tile[M * M] = {}, out[kPoints];
@@ -305,10 +381,10 @@ class WinogradPlan final : public Plan {
   }
 
   // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg).
-  void accumulate_filter(float* du, const float* v, const float* prod, int64_t count,
-                         bool first) const {
+  void accumulate_filter(float* du, const float* v, const float* prod, int64_t count, bool first,
+                         int threads) const {
     const int64_t kg = l_.dst_channels, cg = l_.src_channels;
-    parallel_for(kPoints, threads_, [&](int64_t xi) {
+    parallel_for(kPoints, threads, [&](int64_t xi) {
       im2col::sgemm(im2col::default_gemm_backend(), false, true, kg, cg, count,
                     prod + xi * kg * l_.chunk, l_.chunk, v + xi * cg * l_.chunk, l_.chunk,
                     first ? 0.0f : 1.0f, du + xi * kg * cg, cg);
@@ -411,7 +487,7 @@ class CpuWinograd final : public Algorithm {
     if (!support) throw Error(ErrorCode::unsupported, support.reason);
     const int m = knob_text(knobs, "variant") == "f2" ? 2 : 4;
     const int64_t chunk = knob_integer(knobs, "tiles").value_or(0);
-    const WinogradLayout layout = winograd_layout(p, pass, m, chunk);
+    const WinogradLayout layout = winograd_layout(p, pass, m, chunk, num_threads());
     if (m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads());
     return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads());
   }
@@ -419,7 +495,8 @@ class CpuWinograd final : public Algorithm {
 
 }  // namespace
 
-WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t chunk) {
+WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t chunk,
+                               int threads) {
   WinogradLayout l;
   l.m = m;
   l.alpha = m + 2;
@@ -446,8 +523,16 @@ WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t c
                         "filter transform"));
   l.input_floats = pad16(checked_mul(points * l.src_channels, l.chunk, "input transform"));
   l.product_floats = pad16(checked_mul(points * l.dst_channels, l.chunk, "products"));
+  // Each worker takes whole chunks (at most one worker per chunk); backward-filter workers
+  // past the first also keep a private dU.
+  const int64_t chunks = (l.tiles + l.chunk - 1) / std::max<int64_t>(l.chunk, 1);
+  l.workers = std::max<int64_t>(1, std::min<int64_t>(threads, chunks));
+  const int64_t partials = pass == Pass::backward_filter ? l.workers - 1 : 0;
   l.workspace_bytes = static_cast<std::size_t>(checked_mul(
-      4, l.filter_floats + l.input_floats + l.product_floats, "cpu.winograd workspace bytes"));
+      4,
+      l.filter_floats * (1 + partials) +
+          checked_mul(l.workers, l.input_floats + l.product_floats, "cpu.winograd workspace"),
+      "cpu.winograd workspace bytes"));
   return l;
 }
 
@@ -462,9 +547,10 @@ ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m) {
       chain = 4 * alpha + 9 + double(p.k_per_group());
       break;
     case Pass::backward_filter: {
-      // Tiles per group, and at most as many chunks.
+      // Tiles per group, at most as many chunks, and the sum of the workers' partials (at
+      // most one per thread).
       const double tiles = double(p.n) * tiles_along(p.out_h(), m) * tiles_along(p.out_w(), m);
-      chain = 2 * m + 4 * alpha + 3 + 2 * tiles;
+      chain = 2 * m + 4 * alpha + 3 + 2 * tiles + num_threads();
       break;
     }
   }

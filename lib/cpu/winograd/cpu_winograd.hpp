@@ -29,7 +29,8 @@ struct WinogradLayout {
   int64_t filter_floats = 0;           ///< pad16(alpha^2 * K/g * C/g)
   int64_t input_floats = 0;            ///< pad16(alpha^2 * src_channels * chunk)
   int64_t product_floats = 0;          ///< pad16(alpha^2 * dst_channels * chunk)
-  std::size_t workspace_bytes = 0;     ///< 4 * (filter + input + product)
+  int64_t workers = 1;                 ///< threads taking whole chunks, min(T, chunks)
+  std::size_t workspace_bytes = 0;     ///< 4 * (filter * (1 + partials) + workers * (input + product))
 };
 
 /// Tiles per chunk when the `tiles` knob is auto: as many as keep the chunk's transformed
@@ -37,8 +38,10 @@ struct WinogradLayout {
 inline constexpr int64_t kChunkBytes = std::int64_t{2} << 20;
 inline constexpr int64_t kMinChunk = 32;
 
-/// The layout of (problem, pass) with output tile m and `chunk` tiles per chunk (0 = auto).
-WinogradLayout winograd_layout(const ConvProblem& problem, Pass pass, int m, int64_t chunk);
+/// The layout of (problem, pass) with output tile m, `chunk` tiles per chunk (0 = auto) and
+/// `threads` threads (at most one worker per chunk).
+WinogradLayout winograd_layout(const ConvProblem& problem, Pass pass, int m, int64_t chunk,
+                               int threads);
 
 /// The normwise bound of F(m x m, 3 x 3) for (problem, pass) (derived in cpu_winograd.cpp).
 ErrorBound winograd_error_bound(const ConvProblem& problem, Pass pass, int m);
