@@ -162,6 +162,31 @@ class ResumeIdentity(unittest.TestCase):
             self.assertTrue(out.exists())
 
 
+class RowsToStdout(unittest.TestCase):
+    """--out -: nothing but the rows on stdout (CSV unless --format json), the table on
+    stderr, and no file written."""
+
+    def test_csv_by_default_and_the_table_on_stderr(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = convbench("run", *TINY, "--out", "-", cwd=tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            lines = [l for l in r.stdout.splitlines() if not l.startswith("# ")]
+            self.assertTrue(lines[0].startswith("suite,layer,descriptor,pass,algorithm"), lines)
+            self.assertEqual(len(lines), 2, r.stdout)
+            self.assertTrue(lines[1].split(",")[6] == "ok", lines[1])
+            self.assertIn("algorithm", r.stderr)
+            self.assertIn("reference", r.stderr)
+            self.assertNotIn("rows in", r.stderr)
+            self.assertEqual(list(pathlib.Path(tmp).iterdir()), [])
+
+    def test_json_rows_parse(self):
+        import json
+        r = convbench("run", *TINY, "--out", "-", "--format", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual([row["algorithm"] for row in doc["rows"]], ["reference"])
+
+
 class Limits(unittest.TestCase):
     def test_default_cap_refuses_a_huge_shape_file_at_once(self):
         with tempfile.TemporaryDirectory() as tmp:
