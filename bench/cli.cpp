@@ -52,6 +52,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "Comma-separated algorithm names or globs, e.g. 'cpu.*,reference' "
                   "(default: every available algorithm; reference only with --check)")
       ->type_name("GLOBS");
+  run->add_option("--match", o.match,
+                  "Only the layers whose name contains a match of REGEX (ECMAScript), e.g. 'conv[45]_'")
+      ->type_name("REGEX");
   run->add_option("--passes", o.passes, "Comma-separated passes: fwd, bwd_data, bwd_filter")
       ->type_name("LIST")
       ->capture_default_str();

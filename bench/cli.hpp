@@ -30,6 +30,7 @@ struct LayerOptions {
   std::vector<std::string> suites;
   std::optional<int64_t> mb;
   std::optional<std::string> algos;
+  std::optional<std::string> match;  ///< --match REGEX on layer names
   std::string passes = "fwd,bwd_data,bwd_filter";
 };
 

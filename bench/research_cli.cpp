@@ -46,6 +46,9 @@ void add_layer_options(CLI::App* app, LayerOptions& o, const char* algos_default
                   std::string("Comma-separated algorithm names or globs (default: ") +
                       algos_default + ")")
       ->type_name("GLOBS");
+  app->add_option("--match", o.match,
+                  "Only the layers whose name contains a match of REGEX (ECMAScript), e.g. 'conv[45]_'")
+      ->type_name("REGEX");
   app->add_option("--passes", o.passes, "Comma-separated passes: fwd, bwd_data, bwd_filter")
       ->type_name("LIST")
       ->capture_default_str();
@@ -189,6 +192,7 @@ SweepSpec layer_spec(const LayerOptions& o) {
   spec.suites = o.suites;
   spec.mb = o.mb;
   spec.algos = o.algos;
+  spec.match = o.match;
   try {
     spec.passes = parse_passes(o.passes);
   } catch (const convlab::Error& e) {

@@ -128,6 +128,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
     spec.suites = o.suites;
     spec.mb = o.mb;
     spec.algos = o.algos;
+    spec.match = o.match;
     spec.passes = parse_passes(o.passes);
     spec.check = o.check;
     if (o.check) check_scope = convlab::parse_check_scope(o.check_scope);
@@ -203,6 +204,8 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
     environment += (environment.empty() ? "" : "; ") + name + "=" + value;
   context["environment_defaults"] = environment.empty() ? "none" : environment;
   context["fill"] = fill.text;
+  // Part of the sweep's identity for --resume even where two patterns pick the same layers.
+  if (o.match) context["match"] = *o.match;
 
   if (previous) {
     // The journal must be this very sweep: same settings, same cases (sweep_digest), and no

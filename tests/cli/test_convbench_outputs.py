@@ -153,6 +153,21 @@ class ResumeIdentity(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(named + ": '", r.stderr)
 
+    def test_another_match_is_another_sweep(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp, "m.csv")
+            two = ["--shape", "mb1ic2ih5oc2kh3n\"a1\"", "--shape", "mb1ic2ih6oc2kh3n\"b1\"",
+                   "--algos", "reference", "--passes", "fwd", "--reps", "1", "--warmup", "0"]
+            r = convbench("run", *two, "--match", "1", "--out", str(out))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = convbench("run", *two, "--match", "^a", "--out", str(out), "--resume")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("another sweep", r.stderr)
+            self.assertIn("match", r.stderr)
+            r = convbench("run", *two, "--match", "1", "--out", str(out), "--resume")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("2 of 2 cases already in", r.stderr)
+
     def test_same_sweep_resumes(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = self.interrupted_journal(tmp, TINY)
@@ -178,6 +193,14 @@ class RowsToStdout(unittest.TestCase):
             self.assertIn("reference", r.stderr)
             self.assertNotIn("rows in", r.stderr)
             self.assertEqual(list(pathlib.Path(tmp).iterdir()), [])
+
+    def test_match_keeps_the_named_layers(self):
+        shapes = ["--shape", "mb1ic2ih5oc2kh3n\"conv1\"", "--shape", "mb1ic2ih6oc2kh3n\"fc\"",
+                  "--shape", "mb1ic2ih7oc2kh3n\"conv2\""]
+        r = convbench("run", *shapes, *TINY[2:], "--match", "^conv", "--out", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [l.split(",") for l in r.stdout.splitlines()[1:] if not l.startswith("#")]
+        self.assertEqual([row[1] for row in rows[1:]], ["conv1", "conv2"], r.stdout)
 
     def test_json_rows_parse(self):
         import json
