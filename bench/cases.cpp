@@ -1,5 +1,8 @@
 #include "cases.hpp"
 
+#include <algorithm>
+#include <regex>
+
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/text_input.hpp"
@@ -36,6 +39,26 @@ std::vector<SweepLayer> collect_layers(const SweepSpec& spec) {
   }
   const bool defaulted = spec.suites.empty() && spec.batch_files.empty() && spec.shapes.empty();
   if (defaulted) add_suite("convnet-benchmarks", layers);
+  if (spec.match) {
+    std::regex pattern;
+    try {
+      pattern = std::regex(*spec.match, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw Error(ErrorCode::invalid_argument,
+                  "--match '" + *spec.match + "' is no regular expression: " + e.what());
+    }
+    const size_t given = layers.size();
+    layers.erase(std::remove_if(layers.begin(), layers.end(),
+                                [&](const SweepLayer& l) {
+                                  return !std::regex_search(l.layer.name, pattern);
+                                }),
+                 layers.end());
+    if (layers.empty()) {
+      throw Error(ErrorCode::invalid_argument,
+                  "--match '" + *spec.match + "' matches none of the " + std::to_string(given) +
+                      " layer names of the sweep (a layer given without a name has none)");
+    }
+  }
   const std::optional<int64_t> mb = defaulted && !spec.mb ? kDefaultSweepMb : spec.mb;
   if (mb) {
     for (auto& entry : layers) {

@@ -35,6 +35,8 @@ struct SweepSpec {
   std::optional<std::string> algos;      ///< --algos GLOBS; none = the default set
   std::vector<convlab::Pass> passes;     ///< --passes (never empty)
   bool check = false;                    ///< --check (the default set then includes reference)
+  /// --match REGEX (ECMAScript, searched in each layer's name): only the layers it finds.
+  std::optional<std::string> match;
   /// --max-cases: build_cases refuses a larger sweep before making its cases.
   std::optional<int64_t> max_cases;
 };

@@ -30,6 +30,7 @@ struct LayerOptions {
   std::vector<std::string> suites;
   std::optional<int64_t> mb;
   std::optional<std::string> algos;
+  std::optional<std::string> match;  ///< --match REGEX on layer names
   std::string passes = "fwd,bwd_data,bwd_filter";
 };
 
@@ -59,6 +60,13 @@ struct RunOptions : LayerOptions {
   std::optional<std::string> worker;         ///< --worker d/D: set by --devices for a worker
   std::vector<std::string> argv;             ///< the command line, for --devices' workers
 };
+
+/// Help text for an option given once per value (`--shape A --shape B`): CLI11 would print
+/// `PLACEHOLDER ...`, which reads as `--shape A B`, a syntax the parser refuses.
+inline CLI::Option* repeatable(CLI::Option* option, const std::string& placeholder) {
+  const std::string flag = option->get_name();
+  return option->option_text(placeholder + "  (repeat: " + flag + " A " + flag + " B)");
+}
 
 CLI::App* add_list_command(CLI::App& app, ListOptions& options);
 CLI::App* add_run_command(CLI::App& app, RunOptions& options);

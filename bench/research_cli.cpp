@@ -26,20 +26,31 @@ void write_fields_csv(std::ostream& out, const Context& context,
 namespace {
 
 void add_layer_options(CLI::App* app, LayerOptions& o, const char* algos_default) {
-  app->add_option("--shape", o.shapes, "A benchdnn descriptor (repeatable)")
+  repeatable(app->add_option("--shape", o.shapes, "A benchdnn descriptor, once per --shape"),
+             "DESCRIPTOR")
       ->take_all()
       ->type_size(1)
       ->allow_extra_args(false);
-  app->add_option("--batch-file", o.batch_files, "A benchdnn shape file (repeatable)")
+  repeatable(app->add_option("--batch-file", o.batch_files, "A benchdnn shape file"), "FILE")
       ->allow_extra_args(false);
-  app->add_option("--suite", o.suites, "A built-in suite, or 'all' (repeatable or comma-separated)")
+  repeatable(app->add_option("--suite", o.suites,
+                             "A built-in suite, or 'all'; also comma-separated; see 'list'"),
+             "NAME")
       ->delimiter(',')
       ->allow_extra_args(false);
-  app->add_option("--mb", o.mb, "Minibatch for every layer (overrides the shape's mb)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_option("--mb", o.mb,
+                  "Minibatch for every layer, 1 to 2^40 (overrides the shape's mb)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40).description(""));
   app->add_option("--algos", o.algos,
-                  std::string("Algorithm names or globs (default: ") + algos_default + ")");
+                  std::string("Comma-separated algorithm names or globs (default: ") +
+                      algos_default + ")")
+      ->type_name("GLOBS");
+  app->add_option("--match", o.match,
+                  "Only the layers whose name contains a match of REGEX (ECMAScript), e.g. 'conv[45]_'")
+      ->type_name("REGEX");
   app->add_option("--passes", o.passes, "Comma-separated passes: fwd, bwd_data, bwd_filter")
+      ->type_name("LIST")
       ->capture_default_str();
 }
 
@@ -48,10 +59,13 @@ void add_layer_options(CLI::App* app, LayerOptions& o, const char* algos_default
 void add_research_run_options(CLI::App* run, RunOptions& o) {
   run->add_option("--memory-budget", o.memory_budget,
                   "Mark cases whose tensors + workspace exceed SIZE (e.g. 3.5GiB, 8GB) "
-                  "over_budget instead of running them");
+                  "over_budget instead of running them")
+      ->type_name("BYTES");
   run->add_option("--card", o.card,
-                  "Budget = the usable memory of this card (see 'list'; e.g. gtx970)");
-  run->add_option("--cards", o.cards, "Add the cards of FILE.json to the card table (repeatable)")
+                  "Budget = the usable memory of this card (see 'list'; e.g. gtx970)")
+      ->type_name("NAME");
+  repeatable(run->add_option("--cards", o.cards, "Add the cards of FILE.json to the card table"),
+             "FILE")
       ->allow_extra_args(false);
   run->add_flag("--select", o.select,
                 "After each layer and pass, add a row 'select' naming the fastest measured "
@@ -60,19 +74,22 @@ void add_research_run_options(CLI::App* run, RunOptions& o) {
                 "Skip the cases already in --out FILE.csv and append the others");
   run->add_option("--shard", o.shard,
                   "Run part I of N of the cases (default: from SLURM_ARRAY_TASK_ID and "
-                  "SLURM_ARRAY_TASK_COUNT)");
-  run->add_option("--vary", o.vary,
-                  "FIELD=START:STOP[:STEP] (STEP +N or *N), repeatable: the Cartesian product "
-                  "over each --shape, e.g. kh=3:15:2 or ih=16:256:*2")
+                  "SLURM_ARRAY_TASK_COUNT)")
+      ->type_name("I/N");
+  repeatable(run->add_option("--vary", o.vary,
+                             "STEP is +N or *N: the Cartesian product of every --vary over "
+                             "each --shape, e.g. kh=3:15:2 or ih=16:256:*2"),
+             "FIELD=START:STOP[:STEP]")
       ->allow_extra_args(false);
   run->add_option("--max-cases", o.max_cases,
                   "Refuse a sweep of more cases than this (layers x passes x algorithms, "
-                  "--vary combinations included) before anything runs")
+                  "--vary combinations included) before anything runs; 1 to 2^40")
       ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40).description(""))
       ->capture_default_str();
   run->add_option("--devices", o.devices,
-                  "Run the cases on these GPUs at once, one worker process per device, e.g. 0,1");
+                  "Run the cases on these GPUs at once, one worker process per device, e.g. 0,1")
+      ->type_name("LIST");
   run->add_option("--device", o.device,
                   "Run the GPU algorithms on device N: sets the `device` knob of every algorithm "
                   "that has one (recorded in the rows' knobs)")
@@ -84,59 +101,89 @@ void add_research_run_options(CLI::App* run, RunOptions& o) {
 CLI::App* add_memory_command(CLI::App& app, MemoryOptions& o) {
   CLI::App* memory = app.add_subcommand(
       "memory", "Memory per layer x algorithm x pass and per network; fits per card");
+  memory->footer(
+      "Examples:\n"
+      "  convbench memory --suite resnet50 --mb 64 --cards gtx970,titan-x\n"
+      "  convbench memory --suite vgg16 --inference --cards all --format csv --out vgg16-memory.csv\n"
+      "  convbench memory --shape mb32ic3ih224oc64kh7sh2ph3 --algos 'cpu.*' --passes fwd "
+      "--memory-budget 3.5GiB\n");
   add_layer_options(memory, o.layers, "every available algorithm but the reference");
-  memory
-      ->add_option("--cards", o.cards,
-                   "Cards to check: ids, comma lists, 'all', or FILE.json (repeatable)")
+  repeatable(memory->add_option("--cards", o.cards,
+                                "Cards to check: ids, comma lists, 'all', or FILE.json"),
+             "LIST")
       ->allow_extra_args(false);
-  memory->add_option("--memory-budget", o.memory_budget, "Flag everything over SIZE, e.g. 3.5GiB");
+  memory->add_option("--memory-budget", o.memory_budget, "Flag everything over SIZE, e.g. 3.5GiB")
+      ->type_name("BYTES");
   memory->add_flag("--inference", o.inference,
                    "Network memory for inference (forward only) instead of training");
   memory
       ->add_option("--optimizer-states", o.optimizer_states,
-                   "Optimizer buffers per weight: 0 SGD, 1 momentum, 2 Adam")
-      ->check(CLI::Range(0, 16))
+                   "Optimizer buffers per weight, 0 to 16: 0 SGD, 1 momentum, 2 Adam")
+      ->type_name("N")
+      ->check(CLI::Range(0, 16).description(""))
       ->capture_default_str();
   memory->add_option("--fallback", o.fallback,
                      "In the network totals, use this algorithm for the cases a strategy does "
-                     "not support (default: none; the network is then incomplete)");
-  memory->add_option("--max-batch", o.max_batch, "Largest batch the per-card search tries")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+                     "not support (default: none; the network is then incomplete)")
+      ->type_name("NAME");
+  memory
+      ->add_option("--max-batch", o.max_batch,
+                   "Largest batch the per-card search tries, 1 to 2^30")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30).description(""))
       ->capture_default_str();
   memory->add_option("--format", o.format, "Format on stdout (default table)")
+      ->type_name("FORMAT")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  memory->add_option("--out", o.out, "Also write FILE.csv or FILE.json");
+  memory->add_option("--out", o.out, "Also write FILE.csv or FILE.json")->type_name("FILE");
   return memory;
 }
 
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   CLI::App* predict = app.add_subcommand(
       "predict", "Roofline time per layer x algorithm x card, and a ranking of the cards");
+  predict->footer(
+      "Examples:\n"
+      "  convbench predict --suite resnet50 --mb 32 --cards gtx970,titan-x,v100\n"
+      "  convbench predict --shape mb64ic256ih14oc256kh3ph1 --algos 'cuda.*' --format json\n"
+      "  convbench predict --suite alexnet --cards all --format csv --out alexnet-predict.csv\n");
   add_layer_options(predict, o.layers, "every registered algorithm but the reference");
-  predict
-      ->add_option("--cards", o.cards,
-                   "Cards: ids, comma lists, 'all' (default), or FILE.json (repeatable)")
+  repeatable(predict->add_option("--cards", o.cards,
+                                 "Cards: ids, comma lists, 'all' (default), or FILE.json"),
+             "LIST")
       ->allow_extra_args(false);
-  predict->add_option("--calibrate", o.calibrate,
-                      "Scale by each algorithm's efficiency measured in this convbench CSV");
+  predict
+      ->add_option("--calibrate", o.calibrate,
+                   "Scale by each algorithm's efficiency measured in this convbench CSV")
+      ->type_name("FILE");
   predict->add_option("--calibrate-card", o.calibrate_card,
                       "The card the --calibrate sweep ran on (default: from its devices line; a "
-                      "CPU needs a --cards FILE.json entry)");
+                      "CPU needs a --cards FILE.json entry)")
+      ->type_name("NAME");
   predict
       ->add_option("--calibrate-device", o.calibrate_device,
                    "Use the --calibrate rows of this device column (cpu or gpu)")
+      ->type_name("DEVICE")
       ->check(CLI::IsMember({"cpu", "gpu"}));
   predict->add_option("--format", o.format, "Format on stdout (default table)")
+      ->type_name("FORMAT")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  predict->add_option("--out", o.out, "Also write FILE.csv or FILE.json");
+  predict->add_option("--out", o.out, "Also write FILE.csv or FILE.json")->type_name("FILE");
   return predict;
 }
 
 CLI::App* add_merge_command(CLI::App& app, MergeOptions& o) {
   CLI::App* merge = app.add_subcommand(
       "merge", "Concatenate the CSVs of a sharded sweep; report missing and duplicate cases");
-  merge->add_option("OUT", o.out, "The merged CSV to write")->required();
-  merge->add_option("IN", o.inputs, "The shards' CSVs")->required()->expected(1, -1);
+  merge->footer(
+      "Examples:\n"
+      "  convbench merge resnet50.csv part-1.csv part-2.csv\n"
+      "  convbench merge resnet50.csv part-*.csv --allow-incomplete\n");
+  merge->add_option("OUT", o.out, "The merged CSV to write")->type_name("FILE")->required();
+  merge->add_option("IN", o.inputs, "The shards' CSVs")
+      ->type_name("FILE")
+      ->required()
+      ->expected(1, -1);
   merge->add_flag("--allow-incomplete", o.allow_incomplete,
                   "Exit 0 even when cases are missing (still reported)");
   return merge;
@@ -149,6 +196,7 @@ SweepSpec layer_spec(const LayerOptions& o) {
   spec.suites = o.suites;
   spec.mb = o.mb;
   spec.algos = o.algos;
+  spec.match = o.match;
   try {
     spec.passes = parse_passes(o.passes);
   } catch (const convlab::Error& e) {

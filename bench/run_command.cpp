@@ -75,9 +75,10 @@ std::string join_names(const std::vector<const convlab::Algorithm*>& algorithms)
   return names;
 }
 
-}  // namespace
-
-int run_sweep(const RunOptions& o, const std::string& command_line) {
+// `rows_to_stdout`: --out - was given (and is cleared from `o`): the rows go to stdout in
+// that format and the table to stderr, so that a pipe gets nothing but rows.
+int run_sweep_to(const RunOptions& o, const std::string& command_line,
+                 std::optional<Format> rows_to_stdout) {
   // --devices: this process only starts one worker per device and merges their rows.
   if (o.devices && !o.worker) {
     if (o.out) check_output_path(*o.out, "--out", run_inputs(o));
@@ -127,6 +128,7 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     spec.suites = o.suites;
     spec.mb = o.mb;
     spec.algos = o.algos;
+    spec.match = o.match;
     spec.passes = parse_passes(o.passes);
     spec.check = o.check;
     if (o.check) check_scope = convlab::parse_check_scope(o.check_scope);
@@ -204,6 +206,8 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     environment += (environment.empty() ? "" : "; ") + name + "=" + value;
   context["environment_defaults"] = environment.empty() ? "none" : environment;
   context["fill"] = fill.text;
+  // Part of the sweep's identity for --resume even where two patterns pick the same layers.
+  if (o.match) context["match"] = *o.match;
 
   if (previous) {
     // The journal must be this very sweep: same settings, same cases (sweep_digest), and no
@@ -237,7 +241,12 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   // 2. The outputs open: from here on, failures are runtime failures (exit 1).
   std::ostream* file = nullptr;
   ReporterGroup reporters;
-  reporters.push_back(make_reporter(stdout_format, std::cout, o.check));
+  if (rows_to_stdout) {
+    reporters.push_back(make_reporter(*rows_to_stdout, std::cout, o.check));
+    reporters.push_back(make_reporter(Format::table, std::cerr, o.check));
+  } else {
+    reporters.push_back(make_reporter(stdout_format, std::cout, o.check));
+  }
   const std::string partial = o.out ? output->partial() : std::string();
   if (o.out) {
     if (previous && resumed == partial) {
@@ -336,6 +345,29 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
     std::cerr << "convbench: plot it: " << plot_command(*o.out) << "\n";
   }
   return summary.error > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int run_sweep(const RunOptions& o, const std::string& command_line) {
+  if (!o.out || *o.out != "-") return run_sweep_to(o, command_line, std::nullopt);
+  // Nothing but the rows may reach stdout, and a pipe is no file to continue or to merge into.
+  if (o.resume) {
+    throw UsageError("--resume continues a CSV file; --out - writes to stdout: give --out FILE.csv");
+  }
+  if (o.devices) {
+    throw UsageError("--devices merges its workers' rows into a file; --out - writes to stdout: "
+                     "give --out FILE.csv or FILE.json");
+  }
+  if (o.format && *o.format == "table") {
+    throw UsageError("--out - writes CSV or JSON rows to stdout (the table goes to stderr): give "
+                     "--format csv or --format json, or no --format for CSV");
+  }
+  RunOptions to_stdout = o;
+  to_stdout.out.reset();
+  to_stdout.format.reset();
+  return run_sweep_to(to_stdout, command_line,
+                      o.format ? parse_format(*o.format) : Format::csv);
 }
 
 }  // namespace convbench

@@ -213,9 +213,11 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       ->type_name("A.csv")
       ->required();
   compare->add_option("B", o.b, "The sweep CSV compared with it")->type_name("B.csv")->required();
-  compare->add_option("--alpha", o.alpha, "Largest chance of a verdict without a real difference")
+  compare
+      ->add_option("--alpha", o.alpha,
+                   "Largest chance of a verdict without a real difference, 1e-12 to 1")
       ->type_name("P")
-      ->check(CLI::Range(1e-12, 1.0))
+      ->check(CLI::Range(1e-12, 1.0).description(""))
       ->capture_default_str();
   compare->add_option("--format", o.format, "Format on stdout (default table)")
       ->type_name("FORMAT")

@@ -153,6 +153,21 @@ class ResumeIdentity(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(named + ": '", r.stderr)
 
+    def test_another_match_is_another_sweep(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp, "m.csv")
+            two = ["--shape", "mb1ic2ih5oc2kh3n\"a1\"", "--shape", "mb1ic2ih6oc2kh3n\"b1\"",
+                   "--algos", "reference", "--passes", "fwd", "--reps", "1", "--warmup", "0"]
+            r = convbench("run", *two, "--match", "1", "--out", str(out))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = convbench("run", *two, "--match", "^a", "--out", str(out), "--resume")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("another sweep", r.stderr)
+            self.assertIn("match", r.stderr)
+            r = convbench("run", *two, "--match", "1", "--out", str(out), "--resume")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("2 of 2 cases already in", r.stderr)
+
     def test_same_sweep_resumes(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = self.interrupted_journal(tmp, TINY)
@@ -160,6 +175,39 @@ class ResumeIdentity(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("1 of 1 cases already in", r.stderr)
             self.assertTrue(out.exists())
+
+
+class RowsToStdout(unittest.TestCase):
+    """--out -: nothing but the rows on stdout (CSV unless --format json), the table on
+    stderr, and no file written."""
+
+    def test_csv_by_default_and_the_table_on_stderr(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = convbench("run", *TINY, "--out", "-", cwd=tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            lines = [l for l in r.stdout.splitlines() if not l.startswith("# ")]
+            self.assertTrue(lines[0].startswith("suite,layer,descriptor,pass,algorithm"), lines)
+            self.assertEqual(len(lines), 2, r.stdout)
+            self.assertTrue(lines[1].split(",")[6] == "ok", lines[1])
+            self.assertIn("algorithm", r.stderr)
+            self.assertIn("reference", r.stderr)
+            self.assertNotIn("rows in", r.stderr)
+            self.assertEqual(list(pathlib.Path(tmp).iterdir()), [])
+
+    def test_match_keeps_the_named_layers(self):
+        shapes = ["--shape", "mb1ic2ih5oc2kh3n\"conv1\"", "--shape", "mb1ic2ih6oc2kh3n\"fc\"",
+                  "--shape", "mb1ic2ih7oc2kh3n\"conv2\""]
+        r = convbench("run", *shapes, *TINY[2:], "--match", "^conv", "--out", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [l.split(",") for l in r.stdout.splitlines()[1:] if not l.startswith("#")]
+        self.assertEqual([row[1] for row in rows[1:]], ["conv1", "conv2"], r.stdout)
+
+    def test_json_rows_parse(self):
+        import json
+        r = convbench("run", *TINY, "--out", "-", "--format", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual([row["algorithm"] for row in doc["rows"]], ["reference"])
 
 
 class Limits(unittest.TestCase):
