@@ -1,7 +1,7 @@
 #pragma once
 // The sweep as a list of cases, built (and validated) completely before anything runs, so
 // that bad input fails before an output file is touched, and so that filters over the list
-// (issue 5: --shard, --resume, --vary, budgets) act on data rather than on a running loop.
+// (--shard, --resume, --vary, budgets) act on data rather than on a running loop.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // The command line: subcommands and their options (CLI11). Each subcommand's options land in
-// a plain struct that its command validates and runs; adding a subcommand (issue 5: memory,
+// a plain struct that its command validates and runs; adding a subcommand (memory,
 // predict, merge) is one more struct, one add_*_command and one run_* function.
 
 #include <cstdint>
@@ -46,7 +46,7 @@ struct RunOptions : LayerOptions {
   std::optional<std::string> dump;
   std::vector<std::string> knobs;  ///< --knob ALGO.KNOB=VALUE (repeatable)
   std::string fill = "random";     ///< --fill random|integers|nan@I|inf@I
-  // Issue 5 (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
+  // Sweep controls (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
   std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
   std::optional<std::string> card;           ///< --card ID: its usable memory is the budget
   std::vector<std::string> cards;            ///< --cards FILE.json: more cards

@@ -16,7 +16,7 @@ namespace convbench {
 using Context = nlohmann::ordered_json;
 
 /// The settings of the sweep that the context records, so that outputs made with different
-/// settings can be told apart (issue 5's merge refuses to mix them).
+/// settings can be told apart (merge refuses to mix them).
 struct ContextSettings {
   std::string command_line;
   uint64_t seed = 0;

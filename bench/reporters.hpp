@@ -1,7 +1,7 @@
 #pragma once
 // Reporters turn rows into output as each case finishes: `add` writes the row and flushes, so
 // an interrupted sweep keeps every finished row. One interface for the three formats (and for
-// what issue 5 adds: a progress line, a --resume-aware file sink).
+// the sweep controls: a progress line, a --resume-aware file sink).
 
 #include <array>
 #include <iosfwd>

@@ -15,7 +15,7 @@ namespace convbench {
 enum class Status {
   ok,           ///< ran (and, with --check, stayed within the algorithm's error bound)
   unsupported,  ///< the algorithm does not implement the problem or cannot run here
-  over_budget,  ///< does not fit the memory budget (issue 5: --memory-budget, --card)
+  over_budget,  ///< does not fit the memory budget (--memory-budget, --card)
   error,        ///< it threw, or --check found it outside its error bound
 };
 const char* to_string(Status status) noexcept;

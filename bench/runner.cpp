@@ -194,7 +194,7 @@ Row run_case(const Case& c, const RunSettings& settings) {
   try {
     run_measured(c, settings, row);
   } catch (const convlab::Error& e) {
-    // A budget refusal is a disposition, not a failure (issue 5 raises it before running).
+    // A budget refusal is a disposition, not a failure (the sweep raises it before running).
     const Status status =
         e.code() == convlab::ErrorCode::over_budget ? Status::over_budget : Status::error;
     mark(row, status, std::string(convlab::to_string(e.code())) + ": " + e.what());

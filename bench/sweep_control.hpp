@@ -1,5 +1,5 @@
 #pragma once
-// What issue 5 adds to `convbench run` around the case list: --vary (more layers), --shard and
+// What the sweep controls add to `convbench run` around the case list: --vary (more layers), --shard and
 // --devices' workers (fewer cases), --resume (the cases already in --out are skipped),
 // --memory-budget/--card (a budget for the runner), --select (a row with the choice per
 // layer and pass), SIGINT/SIGTERM (finish the row, stop cleanly) and the progress line.

@@ -1,4 +1,4 @@
-// Google Benchmark of cpu.fft: the layers issue 3 sets targets on, side by side with
+// Google Benchmark of cpu.fft: the layers cpu.fft has targets on, side by side with
 // cpu.onednn (when built), and the measurements behind cpu.fft's design choices:
 //   - conv/...        Plan::run of cpu.fft and cpu.onednn, all three passes; for cpu.fft the
 //                     counters inputs_ms, products_ms, output_ms are its three phases

@@ -1,4 +1,4 @@
-// Google Benchmark of cpu.onednn on the layers issue 3 compares against, all three passes.
+// Google Benchmark of cpu.onednn on the layers cpu.fft is compared against, all three passes.
 // Each cpu.onednn/... benchmark plans once, then times Plan::run (reorders included, as
 // convbench does); the counter primitive_ms is the convolution primitive alone, from the
 // plan's last_run_phases(), and reorders_ms the rest of run(). Threads follow CONVLAB_NUM_THREADS
