@@ -279,17 +279,31 @@ Card card_from_json(const json& object, const std::string& source, size_t index)
   if (!object.is_object()) {
     throw Error(ErrorCode::invalid_argument, who + ": expected an object, got " + quoted(object));
   }
+  // memory_bytes and usable_bytes are the spellings `convbench list --format json` writes, so
+  // that its cards read back; each is the same field as memory / usable_memory.
   static const char* const kKeys[] = {
-      "id",          "name",         "memory", "usable_memory", "bandwidth_gbs",
-      "fp32_tflops", "architecture", "year",   "source"};
+      "id",           "name",          "memory",       "usable_memory", "memory_bytes",
+      "usable_bytes", "bandwidth_gbs", "fp32_tflops",  "architecture",  "year",
+      "source"};
   for (const auto& item : object.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) == std::end(kKeys)) {
       throw Error(ErrorCode::invalid_argument,
                   who + ": unknown key '" + excerpt(item.key(), 40) +
-                      "'; known: id, name, memory, usable_memory, bandwidth_gbs, fp32_tflops, "
-                      "architecture, year, source");
+                      "'; known: id, name, memory (or memory_bytes), usable_memory (or "
+                      "usable_bytes), bandwidth_gbs, fp32_tflops, architecture, year, source");
     }
   }
+  auto either = [&](const char* key, const char* bytes_key) -> const json* {
+    const bool has_key = object.contains(key);
+    const bool has_bytes = object.contains(bytes_key);
+    if (has_key && has_bytes) {
+      throw Error(ErrorCode::invalid_argument, who + ": both '" + key + "' and '" + bytes_key +
+                                                   "' given; they are the same field");
+    }
+    if (has_key) return &object[key];
+    if (has_bytes) return &object[bytes_key];
+    return nullptr;
+  };
   auto need = [&](const char* key) -> const json& {
     auto it = object.find(key);
     if (it == object.end()) {
@@ -301,10 +315,13 @@ Card card_from_json(const json& object, const std::string& source, size_t index)
   c.id = json_text(need("id"), who + " id");
   who = source + ": card '" + excerpt(c.id, 40) + "'";
   c.name = json_text(need("name"), who + " name");
-  c.memory_bytes = json_size(need("memory"), who + " memory");
-  c.usable_bytes = object.contains("usable_memory")
-                       ? json_size(object["usable_memory"], who + " usable_memory")
-                       : c.memory_bytes;
+  const json* memory = either("memory", "memory_bytes");
+  if (memory == nullptr) {
+    throw Error(ErrorCode::invalid_argument, who + ": missing key 'memory' (or 'memory_bytes')");
+  }
+  c.memory_bytes = json_size(*memory, who + " memory");
+  const json* usable = either("usable_memory", "usable_bytes");
+  c.usable_bytes = usable != nullptr ? json_size(*usable, who + " usable_memory") : c.memory_bytes;
   c.bandwidth_bytes_per_s = json_positive(need("bandwidth_gbs"), who + " bandwidth_gbs") * kGBs;
   c.fp32_flops_per_s = json_positive(need("fp32_tflops"), who + " fp32_tflops") * kTflops;
   c.architecture = json_text(need("architecture"), who + " architecture");
@@ -344,9 +361,20 @@ void CardDatabase::add_json_text(std::string_view text, std::string_view source_
   }
   const json* list = &doc;
   if (doc.is_object()) {
-    if (!doc.contains("cards") || doc.size() != 1) {
+    // The whole output of `convbench list --format json` is accepted: its other sections
+    // describe the build, not cards, and are skipped.
+    static const char* const kListSections[] = {"cards", "algorithms", "not_built", "suites"};
+    bool only_list_sections = doc.contains("cards");
+    for (const auto& item : doc.items()) {
+      if (std::find(std::begin(kListSections), std::end(kListSections), item.key()) ==
+          std::end(kListSections)) {
+        only_list_sections = false;
+      }
+    }
+    if (!only_list_sections) {
       throw Error(ErrorCode::invalid_argument,
-                  source + ": expected an array of cards or an object {\"cards\": [...]}");
+                  source + ": expected an array of cards, an object {\"cards\": [...]}, or the "
+                           "output of 'convbench list --format json'");
     }
     list = &doc["cards"];
   }

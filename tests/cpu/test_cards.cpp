@@ -122,6 +122,29 @@ TEST(CardsJson, AddsAndReplacesCards) {
   EXPECT_EQ(db.get("x").usable_bytes, kGiB);
 }
 
+TEST(CardsJson, ReadsTheListCommandsSpellings) {
+  CardDatabase db = CardDatabase::builtin();
+  const std::string card = R"j({"id": "z", "name": "Z", "memory_bytes": 2147483648,
+      "usable_bytes": 1073741824, "bandwidth_gbs": 1, "fp32_tflops": 1, "architecture": "a",
+      "year": 2020})j";
+  // The other sections of `convbench list --format json` are skipped.
+  db.add_json_text(R"j({"algorithms": [], "not_built": [], "suites": [], "cards": [)j" + card +
+                       "]}",
+                   "list.json");
+  EXPECT_EQ(db.get("z").memory_bytes, 2 * kGiB);
+  EXPECT_EQ(db.get("z").usable_bytes, kGiB);
+  expect_error(
+      [&] {
+        db.add_json_text(R"j([{"id": "y", "name": "Y", "memory": "1GiB", "memory_bytes": 1,
+                              "bandwidth_gbs": 1, "fp32_tflops": 1, "architecture": "a",
+                              "year": 2020}])j",
+                         "both.json");
+      },
+      ErrorCode::invalid_argument, {"both.json", "'memory' and 'memory_bytes'"});
+  expect_error([&] { db.add_json_text(R"j({"cards": [], "extra": 1})j", "extra.json"); },
+               ErrorCode::invalid_argument, {"extra.json", "convbench list --format json"});
+}
+
 TEST(CardsJson, BadFilesSayWhereAndWhat) {
   CardDatabase db = CardDatabase::builtin();
   const size_t before = db.all().size();
