@@ -95,7 +95,8 @@ void write_json(std::ostream& out, const Context& context, const std::vector<Fie
   out << doc.dump(2) << "\n";
 }
 
-void write_table(std::ostream& out, const std::vector<Fields>& rows, bool cards) {
+void write_table(std::ostream& out, const std::vector<Fields>& rows, bool cards,
+                 const std::string& card_basis) {
   std::vector<std::vector<std::string>> layer_rows, net_rows;
   for (const Fields& r : rows) {
     auto get = [&](const char* k) {
@@ -125,6 +126,7 @@ void write_table(std::ostream& out, const std::vector<Fields>& rows, bool cards)
            get("over_budget"), get("largest_batch"), get("reason")});
     }
   }
+  if (cards) out << card_basis << "\n\n";
   out << "Per layer (MiB; x, w, y are the pass's three tensors: x/dx, w/dw, y/dy)\n";
   std::vector<std::string> titles = {"layer", "pass",      "algorithm", "x",          "w",
                                      "y",     "workspace", "total",     "over budget"};
@@ -258,7 +260,10 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
           }
         }
         f["largest_batch"] = largest;
-        if (!limit.empty()) f["reason"] += "; * = the next batch is not plannable: " + limit;
+        if (!limit.empty()) {
+          f["reason"] += "; * = a limit of the algorithm on this machine, not of the card: the "
+                         "next batch cannot be planned: " + limit;
+        }
       }
       rows.push_back(std::move(f));
     }
@@ -278,6 +283,21 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
   const std::string command = context["command"];
   context.erase("command");
   context["cards"] = card_ids.empty() ? "none" : card_ids;
+  // The fits are arithmetic, never a measurement: no card is touched, and a host algorithm's
+  // workspace says nothing of what a GPU algorithm would need on that card.
+  std::string card_basis;
+  if (!cards.empty()) {
+    bool host_algorithms = false;
+    for (const auto* a : algorithms) host_algorithms |= a->device() == convlab::Device::cpu;
+    card_basis = "Fits per card are modelled, not measured: the sizes below are what this "
+                 "machine's algorithms plan, compared with each card's usable memory in the card "
+                 "table; nothing ran on a card.";
+    if (host_algorithms) {
+      card_basis += " Host (CPU) algorithms do not run on a card: for them the fit is a size "
+                    "comparison only.";
+    }
+    context["card_fits"] = card_basis;
+  }
   context["memory_budget"] = budget ? format_size(*budget) : "none";
   context["network_mode"] = options.training
                                 ? "training, optimizer states " + std::to_string(o.optimizer_states)
@@ -287,7 +307,7 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
   write_report(o.format, o.out, "--out", [&](std::ostream& out, const std::string& format) {
     if (format == "csv") write_fields_csv(out, context, memory_columns(), rows);
     if (format == "json") write_json(out, context, rows);
-    if (format == "table") write_table(out, rows, !cards.empty());
+    if (format == "table") write_table(out, rows, !cards.empty(), card_basis);
   });
   return 0;
 }

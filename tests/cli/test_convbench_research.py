@@ -154,6 +154,41 @@ class MemoryAndPredict(unittest.TestCase):
             self.assertTrue(all(x["does_not_fit"] == "tiny" for x in rows
                                 if x["kind"] == "layer" and x["source"] == "plan"))
 
+    def test_list_output_reads_back_as_cards(self):
+        # The whole `list --format json` output, unedited, is a cards file.
+        r = convbench("list", "--format", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        listed = json.loads(r.stdout)
+        with tempfile.TemporaryDirectory() as tmp:
+            same = pathlib.Path(tmp, "list.json")
+            same.write_text(r.stdout)
+            back = convbench("memory", *SMALL, "--cards", str(same), "--format", "csv")
+            self.assertEqual(back.returncode, 0, back.stderr)
+            # Its byte fields are read as bytes: shrunk to 8 KiB, every card is too small.
+            for card in listed["cards"]:
+                card["id"] += "-tiny"
+                card["memory_bytes"] = card["usable_bytes"] = 8192
+            tiny = pathlib.Path(tmp, "tiny.json")
+            tiny.write_text(json.dumps(listed))
+            r = convbench("memory", *SMALL, "--cards", str(tiny), "--format", "csv")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            _, _, rows = parse_csv(r.stdout)
+            ids = sorted(c["id"] for c in listed["cards"])
+            plan_rows = [x for x in rows if x["kind"] == "layer" and x["source"] == "plan"]
+            self.assertTrue(plan_rows)
+            for row in plan_rows:
+                self.assertEqual(sorted(row["does_not_fit"].split(";")), ids, row)
+
+    def test_card_fits_say_they_are_modelled(self):
+        r = convbench("memory", *SMALL, *CPU, "--cards", "gtx970")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("modelled, not measured", r.stdout)
+        self.assertIn("Host (CPU) algorithms do not run on a card", r.stdout)
+        r = convbench("memory", *SMALL, *CPU, "--cards", "gtx970", "--format", "csv")
+        self.assertIn("# card_fits: Fits per card are modelled", r.stdout)
+        r = convbench("memory", *SMALL, *CPU)
+        self.assertNotIn("modelled, not measured", r.stdout)
+
     def test_predict_ranks_cards(self):
         r = convbench("predict", "--suite", "alexnet", "--cards", "gtx580,gtx970,h200",
                       "--format", "csv")
