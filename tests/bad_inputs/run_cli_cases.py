@@ -120,8 +120,18 @@ def complete_output(path):
     return None
 
 
+def is_address_sanitized(binary):
+    """AddressSanitizer reserves terabytes of shadow memory at start, so no address-space
+    limit a test could set lets an instrumented binary run at all."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def check_case(case, convbench, data, is_root, has_cuda):
     """(verdict, detail): verdict is pass, fail or skip."""
+    if case.get("address_space_gib") and is_address_sanitized(convbench):
+        return "skip", ("an AddressSanitizer build cannot run under an address-space limit "
+                        "(its shadow memory alone exceeds it)")
     requires = case.get("requires")
     if requires == "not_root" and is_root:
         return "skip", "running as root: file permissions do not stop root"
