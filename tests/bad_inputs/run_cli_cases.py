@@ -32,12 +32,15 @@ result): there the existing file must instead have been replaced by a complete o
 for cases about memory: a regression that allocates then fails there with another message
 instead of pushing this machine into the OOM killer.
 A case may say "requires": "not_root" or "no_cuda" (skipped, with the reason, otherwise),
+"algorithms": [NAME, ...] for the algorithms it runs (skipped, with the build's reason, where
+one is not built: a build without an optional backend still runs every other case),
 and "known_failure": "what convbench must change" for a case that documents a missing
 behaviour: it is reported as XFAIL while it fails, and as an error once it passes (so that
 the marker is removed when the fix lands). Standard library only.
 """
 import argparse
 import csv
+import fnmatch
 import io
 import json
 import os
@@ -127,8 +130,9 @@ def is_address_sanitized(binary):
         return b"__asan_init" in f.read()
 
 
-def check_case(case, convbench, data, is_root, has_cuda):
-    """(verdict, detail): verdict is pass, fail or skip."""
+def check_case(case, convbench, data, is_root, has_cuda, not_built):
+    """(verdict, detail): verdict is pass, fail or skip. `not_built` maps the globs of the
+    algorithms this build lacks to the reason."""
     if case.get("address_space_gib") and is_address_sanitized(convbench):
         return "skip", ("an AddressSanitizer build cannot run under an address-space limit "
                         "(its shadow memory alone exceeds it)")
@@ -137,6 +141,10 @@ def check_case(case, convbench, data, is_root, has_cuda):
         return "skip", "running as root: file permissions do not stop root"
     if requires == "no_cuda" and has_cuda:
         return "skip", "this build has CUDA algorithms"
+    for name in case.get("algorithms", []):
+        for glob, reason in not_built.items():
+            if fnmatch.fnmatchcase(name, glob):
+                return "skip", "%s: %s" % (name, reason)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="convbench_bad_"))
     try:
         make_fixtures(tmp)
@@ -239,14 +247,17 @@ def main():
     global SHARD
     shard_dir = pathlib.Path(tempfile.mkdtemp(prefix="convbench_shard_"))
     SHARD = make_shard(options.convbench, shard_dir)
-    listing = subprocess.run([options.convbench, "list"], capture_output=True, text=True)
-    has_cuda = "cuda.*" not in listing.stdout or "cuda.fft" in listing.stdout
+    listing = json.loads(subprocess.run([options.convbench, "list", "--format", "json"],
+                                        capture_output=True, text=True, check=True).stdout)
+    has_cuda = any(a["device"] == "gpu" for a in listing["algorithms"])
+    not_built = {m["name"]: m["reason"] for m in listing["not_built"]}
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
     tally = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0, "xpass": 0}
     for case in cases:
         if options.only and options.only not in case["name"]:
             continue
-        verdict, detail = check_case(case, options.convbench, options.data, is_root, has_cuda)
+        verdict, detail = check_case(case, options.convbench, options.data, is_root, has_cuda,
+                                     not_built)
         known = case.get("known_failure")
         if known and verdict == "fail":
             verdict, detail = "xfail", "%s\n      known: %s" % (detail, known)

@@ -150,6 +150,7 @@ void invoke(const json& c) {
     make_inputs(parse_descriptor(input).problem, Pass::forward, 1);
   } else if (call == "plan") {
     const std::string algorithm = c["algorithm"], pass = c["pass"];
+    CONVLAB_SKIP_UNLESS_BUILT(algorithm);
     registry().get(algorithm).plan(parse_descriptor(input).problem, parse_pass(pass));
   } else if (call == "check_host_memory") {
     check_host_memory(std::stoll(c["bytes"].get<std::string>()), "this check");

@@ -20,12 +20,27 @@ import tempfile
 import time
 import unittest
 
-CONVBENCH = None  # set from argv in main
+CONVBENCH = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
 HERE = pathlib.Path(__file__).resolve().parent
 PLOT = HERE.parent.parent / "bench" / "plot_sweep.py"
 QUICK = ["--reps", "1", "--warmup", "0"]
 SMALL = ["--shape", 'mb2ic8ih12oc8kh3ph1n"a"', "--shape", 'mb2ic4ih9oc6kh5ph2sh2n"b"']
-CPU = ["--algos", "cpu.im2col,cpu.onednn"]
+
+
+def second_cpu_algorithm():
+    """A CPU algorithm beside cpu.im2col that runs every layer of these tests: oneDNN or the
+    FFT where the build has them, else the reference (slow, but in every build), so that a
+    build without the optional backends runs these tests instead of failing on a name."""
+    if CONVBENCH is None:
+        return "reference"
+    listing = subprocess.run([CONVBENCH, "list", "--format", "json"], capture_output=True,
+                             text=True, timeout=60)
+    built = {a["name"] for a in json.loads(listing.stdout)["algorithms"] if a["available"]}
+    return next((a for a in ("cpu.onednn", "cpu.fft") if a in built), "reference")
+
+
+CPU_ALGOS = ("cpu.im2col", second_cpu_algorithm())
+CPU = ["--algos", ",".join(CPU_ALGOS)]
 # A CPU described as a card, for calibration (figures are nominal: the efficiency absorbs them).
 HOST_CARD = {"id": "host", "name": "this host", "memory": "8GiB", "bandwidth_gbs": 10,
              "fp32_tflops": 0.1, "architecture": "x86-64", "year": 2020}
@@ -223,7 +238,7 @@ class MemoryAndPredict(unittest.TestCase):
             meta, _, rows = parse_csv(r.stdout)
             self.assertIn("on host", meta["calibration"])
             _, _, measured = read_csv(sweep)
-            for algo in ("cpu.im2col", "cpu.onednn"):
+            for algo in CPU_ALGOS:
                 predicted = sum(float(x["time_ms"]) for x in rows
                                 if x["kind"] == "case" and x["algorithm"] == algo)
                 lo = sum(float(x["time_ms_min"]) for x in measured if x["algorithm"] == algo)
@@ -438,7 +453,7 @@ class SurvivingSweeps(unittest.TestCase):
 class ShardsAndMerge(unittest.TestCase):
     """--shard I/N (and SLURM_ARRAY_*) cover each case once; merge finds what is off."""
 
-    ARGS = ["run", "--suite", "alexnet", "--mb", "1", "--algos", "cpu.im2col,cpu.onednn",
+    ARGS = ["run", "--suite", "alexnet", "--mb", "1", *CPU,
             "--passes", "fwd,bwd_data", *QUICK, "--format", "csv"]
 
     def shards(self, tmp, n, **env_extra):
@@ -656,7 +671,7 @@ class SlurmLocalhost(unittest.TestCase):
     def test_array_job_and_merge(self):
         script = HERE.parent.parent / "bench" / "slurm" / "sweep.sbatch"
         results = self.dir / "results"
-        sweep = "--suite alexnet --mb 1 --algos cpu.im2col,cpu.onednn --passes fwd,bwd_data " \
+        sweep = f"--suite alexnet --mb 1 --algos {','.join(CPU_ALGOS)} --passes fwd,bwd_data " \
                 "--reps 1 --warmup 0"
         env = dict(self.env, CONVBENCH=CONVBENCH, SWEEP=sweep, RESULTS=str(results))
         submit = subprocess.run(["sbatch", "--parsable", "--array=1-3", "--cpus-per-task=1",
@@ -687,10 +702,8 @@ class SlurmLocalhost(unittest.TestCase):
 
 
 def main():
-    global CONVBENCH
-    if len(sys.argv) < 2:
+    if CONVBENCH is None:
         sys.exit(__doc__)
-    CONVBENCH = os.path.abspath(sys.argv[1])
     unittest.main(argv=[sys.argv[0]] + sys.argv[2:], verbosity=2)
 
 

@@ -33,9 +33,7 @@ const Algorithm& algorithm() { return registry().get("cpu.onednn"); }
 class CpuOnednn : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const MissingAlgorithm& m : registry().missing()) {
-      if (m.name == "cpu.onednn") GTEST_SKIP() << "cpu.onednn: " << m.reason;
-    }
+    CONVLAB_SKIP_UNLESS_BUILT("cpu.onednn");
     set_num_threads(2);
   }
 };

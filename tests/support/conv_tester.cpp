@@ -10,6 +10,7 @@
 #include "convlab/descriptor.hpp"
 #include "convlab/error.hpp"
 #include "convlab/harness.hpp"
+#include "convlab/registry.hpp"
 
 #if !defined(CONVLAB_SOURCE_DIR) || !defined(CONVLAB_TEST_DATA)
 #error "CONVLAB_SOURCE_DIR and CONVLAB_TEST_DATA must be defined by the build"
@@ -22,8 +23,8 @@ uint64_t run_seed() {
     if (const auto env = environment_default("CONVLAB_TEST_SEED")) {
       return static_cast<uint64_t>(std::strtoull(env->c_str(), nullptr, 10));
     }
-    return static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count() & 0xFFFFFFFF);
+    return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count() &
+                                 0xFFFFFFFF);
   }();
   return seed;
 }
@@ -32,6 +33,13 @@ const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {Pass::forward, Pass::backward_data,
                                            Pass::backward_filter};
   return passes;
+}
+
+std::string not_built_reason(std::string_view name) {
+  for (const MissingAlgorithm& m : registry().missing()) {
+    if (glob_match(m.name, name)) return m.reason;
+  }
+  return "";
 }
 
 ConvProblem problem(std::string_view descriptor) { return parse_descriptor(descriptor).problem; }
@@ -139,8 +147,8 @@ CaseOutcome check_case(const Algorithm& algorithm, const ConvProblem& problem, P
     const Support support = algorithm.supports(problem, pass);
     if (!support) {
       outcome.disposition = support.reason.empty() ? Disposition::failed : Disposition::unsupported;
-      outcome.message = support.reason.empty() ? where + ": unsupported with an empty reason"
-                                               : support.reason;
+      outcome.message =
+          support.reason.empty() ? where + ": unsupported with an empty reason" : support.reason;
       return outcome;
     }
     auto plan = algorithm.plan(problem, pass, knobs);
@@ -171,7 +179,9 @@ CorpusSummary check_corpus(const Algorithm& algorithm, const std::vector<ConvPro
     for (Pass pass : passes) {
       const CaseOutcome outcome = check_case(algorithm, problem, pass, case_seed++, fill, knobs);
       switch (outcome.disposition) {
-        case Disposition::passed: ++summary.passed; break;
+        case Disposition::passed:
+          ++summary.passed;
+          break;
         case Disposition::unsupported:
           ++summary.unsupported;
           summary.unsupported_reasons.push_back(problem.descriptor() + " " + to_string(pass) +
@@ -190,8 +200,8 @@ CorpusSummary check_corpus(const Algorithm& algorithm, const std::vector<ConvPro
 bool report_corpus(const std::string& algorithm, const std::string& label,
                    const CorpusSummary& summary, uint64_t seed) {
   std::cout << algorithm << " " << label << ": " << summary.passed << " passed, "
-            << summary.unsupported << " unsupported, " << summary.failed << " failed (seed "
-            << seed << "; rerun with CONVLAB_TEST_SEED=" << seed << ")\n";
+            << summary.unsupported << " unsupported, " << summary.failed << " failed (seed " << seed
+            << "; rerun with CONVLAB_TEST_SEED=" << seed << ")\n";
   for (size_t i = 0; i < summary.unsupported_reasons.size() && i < 3; ++i) {
     std::cout << "  unsupported: " << summary.unsupported_reasons[i] << "\n";
   }

@@ -52,7 +52,7 @@ CaseOutcome check_case(const Algorithm& algorithm, const ConvProblem& problem, P
 /// Tallies of a corpus run, for the summary line each test prints.
 struct CorpusSummary {
   int passed = 0, unsupported = 0, failed = 0;
-  std::vector<std::string> failures;      ///< one line per failed case (descriptor, pass, why)
+  std::vector<std::string> failures;  ///< one line per failed case (descriptor, pass, why)
   std::vector<std::string> unsupported_reasons;
 };
 
@@ -70,4 +70,16 @@ bool report_corpus(const std::string& algorithm, const std::string& label,
 /// All three passes.
 const std::vector<Pass>& all_passes();
 
+/// Why this build lacks the algorithm `name` (the registry's reason for the missing entry
+/// that matches it, e.g. "not built: oneDNN (libdnnl-dev) was not found at configure time"),
+/// or "" when it is built. A test of an optional backend skips with this reason instead of
+/// failing on the name.
+std::string not_built_reason(std::string_view name);
+
 }  // namespace convlab::testing
+
+/// Skips the current test, with the registry's reason, when `name` is not built here.
+#define CONVLAB_SKIP_UNLESS_BUILT(name)                                                 \
+  if (const std::string convlab_not_built = ::convlab::testing::not_built_reason(name); \
+      !convlab_not_built.empty())                                                       \
+  GTEST_SKIP() << (name) << ": " << convlab_not_built
