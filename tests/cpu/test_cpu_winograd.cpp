@@ -73,7 +73,7 @@ TEST_F(CpuWinograd, WinogradCorpusBothVariants) {
         HostTensors t = make_inputs(p, pass, seed);
         plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
         const AccuracyReport r = compare_with_reference(
-            p, pass, t, t.output(pass), winograd::winograd_error_bound(p, pass, variant[1] - '0'));
+            p, pass, t, t.output(pass), winograd::cpu_winograd_error_bound(p, pass, variant[1] - '0'));
         EXPECT_TRUE(r.within_bound) << p.descriptor() << " " << to_string(pass) << " " << variant
                                     << " seed " << seed << ": " << r.detail;
       }
@@ -128,7 +128,7 @@ TEST_F(CpuWinograd, ErrorBoundHoldsAndCatchesAnInjectedError) {
         std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
         HostTensors t = make_inputs(p, pass, seed);
         plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
-        const ErrorBound bound = winograd::winograd_error_bound(p, pass, m);
+        const ErrorBound bound = winograd::cpu_winograd_error_bound(p, pass, m);
         const AccuracyReport ok = compare_with_reference(p, pass, t, t.output(pass), bound);
         std::cout << d << " " << to_string(pass) << " F(" << m << ",3): error/bound "
                   << ok.worst_ratio << "\n";

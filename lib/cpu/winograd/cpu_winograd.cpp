@@ -25,10 +25,11 @@
 // GEMM mapping (row-major, gemm.hpp): forward/backward-data M[xi] = U[xi] (Cd x Cs) * V[xi]
 // (Cs x T); backward-filter dU[xi] (Kg x Cg) += P[xi] (Kg x T) * V[xi]^T (T x Cg).
 //
-// Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment). The tiles of
-// all images of one group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V
-// and M within kChunkBytes, at least kMinChunk tiles), so the workspace is bounded by the
-// chunk, not the batch:
+// Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment; the formula is
+// strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
+// group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
+// kWinogradCpuChunkBytes, at least kWinogradMinChunk tiles), so the workspace is bounded by
+// the chunk, not the batch:
 //   filter  = pad16(alpha^2 Kg Cg)         U (forward, backward-data) or dU (backward-filter)
 //   input   = pad16(alpha^2 Cs chunk)      V
 //   product = pad16(alpha^2 Cd chunk)      M (forward, backward-data) or P (backward-filter)
@@ -51,12 +52,14 @@
 // entries) + 1 (product) + Cs (channel sum) + 2 alpha (output transform) = 4 alpha + 9 + Cs;
 // backward-filter: 2 m + 2 alpha + 1 + N tiles + chunks (sum over tiles, beta = 1 per chunk) +
 // T (the workers' partials) + 2 (alpha + 1). winograd_transform.hpp turns that into
-// ||E_tile|| <= gamma_L beta(m) sum_c ||g_c|| ||d_c,tile||. Over a plane, Minkowski and Cauchy-Schwarz sum the tiles, and an input
-// lies in at most 2 x 2 patches (alpha <= 2m), so ||E_plane|| <= 2 beta gamma_L sum_c ||w_c||
+// ||E_tile|| <= gamma_L beta(m) sum_c ||g_c|| ||d_c,tile||. Over a plane, Minkowski and
+// Cauchy-Schwarz sum the tiles, and an input lies in at most 2 x 2 patches (alpha <= 2m), so
+// ||E_plane|| <= 2 beta gamma_L sum_c ||w_c||
 // ||x_c|| (backward-filter: sum_n ||dy_n,k|| ||x_n,c||, its dY tiles do not overlap). As for
 // cpu.im2col, gamma_L is taken in Higham & Mary's probabilistic form 6 sqrt(L) u (rounding
 // errors of random sign; fails with probability < 3e-8 per chain); 3 u more covers the
 // reference's own rounding (||y|| <= ||x|| ||w||_1 <= 3 ||x|| ||w||). No fitted constant.
+// The bound is strategy/winograd_host.hpp's winograd_error_bound, shared with cuda.winograd.
 
 #include "cpu_winograd.hpp"
 
@@ -70,9 +73,11 @@
 #include "convlab/algorithm.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
+#include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
 #include "cpu/im2col/gemm.hpp"
-#include "convlab/registry.hpp"
+#include "strategy/winograd_geometry.hpp"
+#include "strategy/winograd_host.hpp"
 #include "strategy/winograd_transform.hpp"
 
 #ifdef _OPENMP
@@ -83,8 +88,6 @@ namespace convlab::winograd {
 namespace {
 
 constexpr const char* kName = "cpu.winograd";
-
-int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
 
 // Eight tiles side by side, one per vector lane (GCC/Clang vector extension, compiled to
 // pairs of SSE registers in the portable x86-64 build): the tile transforms run on eight tiles
@@ -143,39 +146,29 @@ class WinogradPlan final : public Plan {
  public:
   WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads)
       : p_(p), pass_(pass), l_(layout), threads_(threads) {
+    describe_winograd_plan(l_, pass, info_);
     info_.kernel =
         std::string("winograd tiles + gemm ") + im2col::to_string(im2col::default_gemm_backend());
-    info_.transform = M == 2 ? "F(2x2,3x3)" : "F(4x4,3x3)";
-    info_.tile = std::to_string(M) + "x" + std::to_string(M);
-    const auto workers = static_cast<std::size_t>(l_.workers);
-    const std::size_t filters = pass == Pass::backward_filter ? workers : 1;
-    info_.workspace_split = {
-        {"filter_transform", 4 * filters * static_cast<std::size_t>(l_.filter_floats)},
-        {"input_transform", 4 * workers * static_cast<std::size_t>(l_.input_floats)},
-        {"products", 4 * workers * static_cast<std::size_t>(l_.product_floats)}};
-    info_.details = {
-        {"tiles_per_image", std::to_string(l_.tiles_h) + "x" + std::to_string(l_.tiles_w)},
-        {"tiles_per_chunk", std::to_string(l_.chunk)},
-        {"chunk_workers", std::to_string(l_.workers)},
-        {"growth_factor", std::to_string(growth_factor<M>())}};
   }
 
   std::size_t workspace_bytes() const override { return l_.workspace_bytes; }
   // The bound of this plan's variant: F(4,3)'s transforms grow the error more than F(2,3)'s.
-  ErrorBound error_bound() const override { return winograd_error_bound(p_, pass_, M); }
+  ErrorBound error_bound() const override { return cpu_winograd_error_bound(p_, pass_, M); }
 
  protected:
   void execute(const Tensors& t, const Workspace& ws, Stream) override {
     check_run_arguments(kName, p_, pass_, t, ws, l_.workspace_bytes);
-    float* u = static_cast<float*>(ws.data);
+    char* base = static_cast<char*>(ws.data);
+    float* u = reinterpret_cast<float*>(base + l_.filter_offset);
     im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
-    const int64_t chunks = (l_.tiles + l_.chunk - 1) / l_.chunk;
+    const int64_t chunks = l_.chunks;
     // Worker w's transformed input and products; backward-filter workers w > 0 also have a
     // private dU after all of them (worker 0 accumulates into u itself).
-    auto buffers = [&](int64_t w) { return u + l_.filter_floats + w * (l_.input_floats + l_.product_floats); };
+    auto buffers = [&](int64_t w) {
+      return reinterpret_cast<float*>(base + winograd_input_offset(l_, w));
+    };
     auto partial = [&](int64_t w) {
-      return u + l_.filter_floats + l_.workers * (l_.input_floats + l_.product_floats) +
-             (w - 1) * l_.filter_floats;
+      return reinterpret_cast<float*>(base + winograd_partial_offset(l_, w));
     };
     if (pass_ == Pass::backward_filter) {
       for (int64_t g = 0; g < p_.groups; ++g) {
@@ -236,7 +229,7 @@ class WinogradPlan final : public Plan {
     if (l_.workers == 1) return body(0);
     std::exception_ptr failure;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(l_.workers))
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(l_.workers))
 #endif
     for (int64_t w = 0; w < l_.workers; ++w) {
       try {
@@ -251,15 +244,10 @@ class WinogradPlan final : public Plan {
     if (failure) std::rethrow_exception(failure);
   }
 
-  int64_t src_total() const { return pass_ == Pass::backward_data ? p_.k : p_.c; }
-  int64_t dst_total() const { return pass_ == Pass::backward_data ? p_.c : p_.k; }
-
-  // Tile index within the group -> (image, tile row, tile column).
+  int64_t src_total() const { return l_.src_total; }
+  int64_t dst_total() const { return l_.dst_total; }
   void locate(int64_t tile, int64_t& n, int64_t& th, int64_t& tw) const {
-    const int64_t per_image = l_.tiles_h * l_.tiles_w;
-    n = tile / per_image;
-    th = tile % per_image / l_.tiles_w;
-    tw = tile % l_.tiles_w;
+    winograd_locate(l_, tile, &n, &th, &tw);
   }
 
   // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data),
@@ -407,8 +395,6 @@ class WinogradPlan final : public Plan {
   int threads_;
 };
 
-const char* const kVariants[] = {"f2", "f4"};
-
 class CpuWinograd final : public Algorithm {
  public:
   const AlgorithmInfo& info() const override {
@@ -421,46 +407,15 @@ class CpuWinograd final : public Algorithm {
         "stride-1 dense 3x3",
         /*deterministic=*/true,
         MathMode::fp32,
-        {KnobSpec{"variant",
-                  KnobType::choice,
-                  "f4",
-                  {kVariants[0], kVariants[1]},
-                  0,
-                  0,
-                  false,
-                  "",
-                  "output tile m of F(m x m, 3 x 3): f2 (error growth ~40) or f4 (~674, "
-                  "2.25 instead of 4 multiplies per output)"},
-         KnobSpec{"tiles",
-                  KnobType::integer,
-                  "auto",
-                  {},
-                  1,
-                  INT_MAX,
-                  true,
-                  "",
-                  "tiles transformed and multiplied together (bounds the workspace); auto: "
-                  "within 2 MiB of transforms, at least 32"}}};
+        winograd_knobs("within 2 MiB of transforms, at least 32")};
     return kInfo;
   }
 
   Support supports(const ConvProblem& p, Pass) const override {
     p.validate();
+    const Support shape = winograd_shape_support(kName, p);
+    if (!shape) return shape;
     const std::string prefix = std::string(kName) + " " + p.descriptor() + ": ";
-    if (p.r != 3 || p.s != 3) {
-      return Support::no(prefix + "kernel " + std::to_string(p.r) + "x" + std::to_string(p.s) +
-                         "; F(m x m, 3 x 3) is implemented for 3x3 kernels only");
-    }
-    if (p.stride_h != 1 || p.stride_w != 1) {
-      return Support::no(prefix + "stride " + std::to_string(p.stride_h) + "x" +
-                         std::to_string(p.stride_w) +
-                         "; Winograd tiles assume stride 1 (a strided layer would compute and "
-                         "drop most outputs)");
-    }
-    if (p.dilation_h != 1 || p.dilation_w != 1) {
-      return Support::no(prefix + "dilation " + std::to_string(p.dilation_h) + "x" +
-                         std::to_string(p.dilation_w) + "; F(m x m, 3 x 3) needs dense taps");
-    }
     // OpenBLAS takes 32-bit GEMM dimensions: the channels per group (the tile chunk is capped
     // at INT_MAX by the knob's range).
     for (int64_t extent : {p.c_per_group(), p.k_per_group()}) {
@@ -474,8 +429,7 @@ class CpuWinograd final : public Algorithm {
 
   ErrorBound error_bound(const ConvProblem& p, Pass pass) const override {
     // The knobs are not known here: the larger of the two variants' bounds.
-    const ErrorBound f2 = winograd_error_bound(p, pass, 2), f4 = winograd_error_bound(p, pass, 4);
-    return f2.factor > f4.factor ? f2 : f4;
+    return winograd_worst_error_bound(p, pass, num_threads());
   }
 
   DeviceContext& context() const override { return host_context(); }
@@ -485,77 +439,20 @@ class CpuWinograd final : public Algorithm {
                                   const KnobValues& knobs) const override {
     const Support support = supports(p, pass);
     if (!support) throw Error(ErrorCode::unsupported, support.reason);
-    const int m = knob_text(knobs, "variant") == "f2" ? 2 : 4;
-    const int64_t chunk = knob_integer(knobs, "tiles").value_or(0);
-    const WinogradLayout layout = winograd_layout(p, pass, m, chunk, num_threads());
-    if (m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads());
+    WinogradOptions options;
+    options.chunk_bytes = kWinogradCpuChunkBytes;
+    options.workers = num_threads();
+    options = winograd_options(knobs, options);
+    const WinogradLayout layout = winograd_layout(p, pass, options);
+    if (layout.m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads());
     return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads());
   }
 };
 
 }  // namespace
 
-WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t chunk,
-                               int threads) {
-  WinogradLayout l;
-  l.m = m;
-  l.alpha = m + 2;
-  const bool data = pass == Pass::backward_data;
-  l.src_channels = data ? p.k_per_group() : p.c_per_group();
-  l.dst_channels = data ? p.c_per_group() : p.k_per_group();
-  l.src_h = data ? p.out_h() : p.h;
-  l.src_w = data ? p.out_w() : p.w;
-  l.dst_h = data ? p.h : p.out_h();
-  l.dst_w = data ? p.w : p.out_w();
-  l.offset_h = data ? 2 - p.pad_h : p.pad_h;
-  l.offset_w = data ? 2 - p.pad_w : p.pad_w;
-  l.tiles_h = tiles_along(l.dst_h, m);
-  l.tiles_w = tiles_along(l.dst_w, m);
-  const int64_t points = int64_t{l.alpha} * l.alpha;
-  l.tiles = checked_mul(checked_mul(p.n, l.tiles_h, "tiles"), l.tiles_w, "tiles");
-  if (chunk <= 0) {
-    const int64_t per_tile = 4 * points * (l.src_channels + l.dst_channels);
-    chunk = std::max(kMinChunk, kChunkBytes / std::max<int64_t>(per_tile, 1));
-  }
-  l.chunk = std::min(chunk, l.tiles);
-  l.filter_floats =
-      pad16(checked_mul(points, checked_mul(p.k_per_group(), p.c_per_group(), "filter transform"),
-                        "filter transform"));
-  l.input_floats = pad16(checked_mul(points * l.src_channels, l.chunk, "input transform"));
-  l.product_floats = pad16(checked_mul(points * l.dst_channels, l.chunk, "products"));
-  // Each worker takes whole chunks (at most one worker per chunk); backward-filter workers
-  // past the first also keep a private dU.
-  const int64_t chunks = (l.tiles + l.chunk - 1) / std::max<int64_t>(l.chunk, 1);
-  l.workers = std::max<int64_t>(1, std::min<int64_t>(threads, chunks));
-  const int64_t partials = pass == Pass::backward_filter ? l.workers - 1 : 0;
-  l.workspace_bytes = static_cast<std::size_t>(checked_mul(
-      4,
-      l.filter_floats * (1 + partials) +
-          checked_mul(l.workers, l.input_floats + l.product_floats, "cpu.winograd workspace"),
-      "cpu.winograd workspace bytes"));
-  return l;
-}
-
-ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m) {
-  const double alpha = m + 2;
-  double chain = 0;
-  switch (pass) {
-    case Pass::forward:
-      chain = 4 * alpha + 9 + double(p.c_per_group());
-      break;
-    case Pass::backward_data:
-      chain = 4 * alpha + 9 + double(p.k_per_group());
-      break;
-    case Pass::backward_filter: {
-      // Tiles per group, at most as many chunks, and the sum of the workers' partials (at
-      // most one per thread).
-      const double tiles = double(p.n) * tiles_along(p.out_h(), m) * tiles_along(p.out_w(), m);
-      chain = 2 * m + 4 * alpha + 3 + 2 * tiles + num_threads();
-      break;
-    }
-  }
-  const double beta = m == 2 ? growth_factor<2>() : growth_factor<4>();
-  return ErrorBound{ErrorBound::Kind::normwise, 2 * beta * 6 * std::sqrt(chain) + 3, 0.0};
+ErrorBound cpu_winograd_error_bound(const ConvProblem& p, Pass pass, int m) {
+  return winograd_error_bound(p, pass, m, num_threads());
 }
 
 }  // namespace convlab::winograd

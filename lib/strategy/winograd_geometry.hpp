@@ -1,0 +1,162 @@
+#pragma once
+/// \file
+/// The plan geometry of Winograd F(m x m, 3 x 3), shared by cpu.winograd and cuda.winograd:
+/// the correlation a plan runs per group in source/destination terms, the tiles and the
+/// chunk, the workspace formula and where each buffer lies in it. The derivation is at the
+/// top of lib/cpu/winograd/cpu_winograd.cpp; docs/strategy-winograd.md has the formula.
+///
+/// Workspace (bytes, in this order; pad = round a buffer up to `alignment` bytes):
+///   library   the executor's library scratch (cuBLAS's workspace on the GPU, 0 on the CPU)
+///   filter    pad(4 alpha^2 K/g C/g)         U (forward, backward-data) or dU (bwd-filter)
+///   per worker w < workers:
+///     input   pad(4 alpha^2 Cs chunk)        V
+///     product pad(4 alpha^2 Cd chunk)        M (forward, backward-data) or P (bwd-filter)
+///   partials  (workers - 1) filter            bwd-filter: a private dU per worker past the first
+///
+/// The CONVLAB_HD helpers are plain int64_t math, so kernels take the layout by value.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "convlab/error.hpp"
+#include "convlab/problem.hpp"
+#include "strategy/hd.hpp"
+#include "strategy/winograd_transform.hpp"
+
+namespace convlab::winograd {
+
+/// The correlation a plan runs per group, in source/destination terms: forward reads x and
+/// writes y; backward-data reads dy and writes dx (the flipped filter, padding 2 - p);
+/// backward-filter reads x and tiles dy (its "destination" is the tile grid of dy).
+struct WinogradLayout {
+  int m = 4;                           ///< output tile (F(m x m, 3 x 3))
+  int alpha = 6;                       ///< input tile m + 2
+  int64_t src_channels = 0;            ///< per group: C/g (forward, bwd_filter) or K/g (bwd_data)
+  int64_t dst_channels = 0;            ///< per group: K/g (forward, bwd_filter) or C/g (bwd_data)
+  int64_t src_total = 0;               ///< all groups' source channels (C, or K for bwd_data)
+  int64_t dst_total = 0;               ///< all groups' destination channels
+  int64_t src_h = 0, src_w = 0;        ///< source image size
+  int64_t dst_h = 0, dst_w = 0;        ///< destination (tiled) image size
+  int64_t offset_h = 0, offset_w = 0;  ///< dst row 0's first tap reads source row -offset
+  int64_t tiles_h = 0, tiles_w = 0;    ///< ceil(dst / m)
+  int64_t tiles = 0;                   ///< per group: images * tiles_h * tiles_w
+  int64_t chunk = 0;                   ///< tiles transformed and multiplied together
+  int64_t chunks = 0;                  ///< ceil(tiles / chunk)
+  int64_t filter_floats = 0;           ///< alpha^2 * K/g * C/g, padded to the alignment
+  int64_t input_floats = 0;            ///< alpha^2 * src_channels * chunk, padded
+  int64_t product_floats = 0;          ///< alpha^2 * dst_channels * chunk, padded
+  int64_t workers = 1;                 ///< executors taking whole chunks, min(workers, chunks)
+  int64_t partials = 0;                ///< private dUs: workers - 1 for bwd_filter, else 0
+  int64_t library_bytes = 0;           ///< the executor's library scratch, first
+  int64_t filter_offset = 0;           ///< bytes: the library scratch rounded to the alignment
+  std::size_t workspace_bytes = 0;     ///< filter_offset + 4 (filter (1 + partials) +
+                                       ///< workers (input + product))
+};
+
+/// Tiles per chunk when the `tiles` knob is auto on the CPU: as many as keep the chunk's
+/// transformed input and products within this many bytes (cache-sized), at least
+/// kWinogradMinChunk, at most all tiles.
+inline constexpr int64_t kWinogradCpuChunkBytes = int64_t{2} << 20;
+/// The same on the GPU: GEMMs thousands of tiles wide, so that each of the alpha^2 products
+/// of a chunk fills the device (a choice, not a measurement: no GPU has run it yet).
+inline constexpr int64_t kWinogradGpuChunkBytes = int64_t{64} << 20;
+inline constexpr int64_t kWinogradMinChunk = 32;
+
+/// What the executor decides.
+struct WinogradOptions {
+  int m = 4;                                     ///< 2 or 4
+  int64_t chunk = 0;                             ///< tiles per chunk; 0: auto
+  int64_t chunk_bytes = kWinogradCpuChunkBytes;  ///< auto's target for one chunk's V and M
+  int64_t workers = 1;                           ///< threads taking whole chunks (CPU)
+  int64_t alignment = 64;                        ///< buffer alignment in bytes (power of two >= 4)
+  int64_t library_bytes = 0;                     ///< library scratch placed first (cuBLAS)
+};
+
+/// Tile index within the group -> (image, tile row, tile column).
+CONVLAB_HD void winograd_locate(const WinogradLayout& l, int64_t tile, int64_t* n, int64_t* th,
+                                int64_t* tw) {
+  const int64_t per_image = l.tiles_h * l.tiles_w;
+  *n = tile / per_image;
+  *th = tile % per_image / l.tiles_w;
+  *tw = tile % l.tiles_w;
+}
+
+/// Byte offsets of the buffers in the workspace.
+CONVLAB_HD int64_t winograd_input_offset(const WinogradLayout& l, int64_t worker) {
+  return l.filter_offset + 4 * (l.filter_floats + worker * (l.input_floats + l.product_floats));
+}
+CONVLAB_HD int64_t winograd_product_offset(const WinogradLayout& l, int64_t worker) {
+  return winograd_input_offset(l, worker) + 4 * l.input_floats;
+}
+/// Backward-filter worker w > 0's private dU (worker 0 uses the filter buffer).
+CONVLAB_HD int64_t winograd_partial_offset(const WinogradLayout& l, int64_t worker) {
+  return winograd_input_offset(l, l.workers) + 4 * (worker - 1) * l.filter_floats;
+}
+
+/// The layout of (problem, pass) under `options`. Throws Error{invalid_argument} for bad
+/// options, Error{invalid_problem} for sizes that overflow int64_t.
+inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
+                                      const WinogradOptions& options) {
+  const int64_t align = options.alignment;
+  if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
+      options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0) {
+    throw Error(ErrorCode::invalid_argument, "winograd_layout " + p.descriptor() +
+                                                 ": bad options (m " + std::to_string(options.m) +
+                                                 ", chunk " + std::to_string(options.chunk) +
+                                                 ", workers " + std::to_string(options.workers) +
+                                                 ", alignment " + std::to_string(align) + ")");
+  }
+  const int64_t align_floats = align / 4;
+  auto pad = [&](int64_t floats) {
+    return checked_add(floats, align_floats - 1, "winograd workspace") / align_floats *
+           align_floats;
+  };
+  WinogradLayout l;
+  l.m = options.m;
+  l.alpha = options.m + 2;
+  const bool data = pass == Pass::backward_data;
+  l.src_channels = data ? p.k_per_group() : p.c_per_group();
+  l.dst_channels = data ? p.c_per_group() : p.k_per_group();
+  l.src_total = data ? p.k : p.c;
+  l.dst_total = data ? p.c : p.k;
+  l.src_h = data ? p.out_h() : p.h;
+  l.src_w = data ? p.out_w() : p.w;
+  l.dst_h = data ? p.h : p.out_h();
+  l.dst_w = data ? p.w : p.out_w();
+  l.offset_h = data ? 2 - p.pad_h : p.pad_h;
+  l.offset_w = data ? 2 - p.pad_w : p.pad_w;
+  l.tiles_h = tiles_along(l.dst_h, l.m);
+  l.tiles_w = tiles_along(l.dst_w, l.m);
+  const int64_t points = int64_t{l.alpha} * l.alpha;
+  l.tiles = checked_mul(checked_mul(p.n, l.tiles_h, "tiles"), l.tiles_w, "tiles");
+  int64_t chunk = options.chunk;
+  if (chunk == 0) {
+    const int64_t per_tile = checked_mul(
+        4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
+    chunk = options.chunk_bytes / per_tile;
+    if (chunk < kWinogradMinChunk) chunk = kWinogradMinChunk;
+  }
+  l.chunk = chunk < l.tiles ? chunk : l.tiles;
+  l.chunks = (l.tiles + l.chunk - 1) / l.chunk;
+  l.filter_floats =
+      pad(checked_mul(points, checked_mul(p.k_per_group(), p.c_per_group(), "filter transform"),
+                      "filter transform"));
+  l.input_floats = pad(checked_mul(points * l.src_channels, l.chunk, "input transform"));
+  l.product_floats = pad(checked_mul(points * l.dst_channels, l.chunk, "products"));
+  l.workers = options.workers < l.chunks ? options.workers : l.chunks;
+  l.partials = pass == Pass::backward_filter ? l.workers - 1 : 0;
+  l.library_bytes = options.library_bytes;
+  l.filter_offset =
+      checked_add(options.library_bytes, align - 1, "winograd workspace") / align * align;
+  const int64_t floats = checked_add(
+      checked_mul(l.filter_floats, 1 + l.partials, "winograd workspace"),
+      checked_mul(l.workers, checked_add(l.input_floats, l.product_floats, "winograd workspace"),
+                  "winograd workspace"),
+      "winograd workspace");
+  l.workspace_bytes = static_cast<std::size_t>(checked_add(
+      l.filter_offset, checked_mul(4, floats, "winograd workspace"), "winograd workspace"));
+  return l;
+}
+
+}  // namespace convlab::winograd
