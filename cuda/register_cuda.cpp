@@ -8,9 +8,10 @@
 
 namespace convlab {
 namespace cuda {
-void register_cuda_im2col(Registry& registry);  // im2col/cuda_im2col.cpp
-void register_cuda_fft(Registry& registry);     // fft/cuda_fft.cpp
+void register_cuda_im2col(Registry& registry);     // im2col/cuda_im2col.cpp
+void register_cuda_fft(Registry& registry);        // fft/cuda_fft.cpp
 void register_cuda_fft_tiled(Registry& registry);  // fft_tiled/cuda_fft_tiled.cpp
+void register_cuda_winograd(Registry& registry);   // winograd/cuda_winograd.cpp
 }  // namespace cuda
 void register_cudnn(Registry& registry);  // cudnn/cudnn_algorithm.cpp (with cuDNN)
 }  // namespace convlab
@@ -19,6 +20,7 @@ extern "C" void convlab_register_plugin(convlab::Registry& registry) {
   convlab::cuda::register_cuda_im2col(registry);
   convlab::cuda::register_cuda_fft(registry);
   convlab::cuda::register_cuda_fft_tiled(registry);
+  convlab::cuda::register_cuda_winograd(registry);
 #if CONVLAB_HAVE_CUDNN
   convlab::register_cudnn(registry);
 #endif

@@ -17,14 +17,15 @@ if(CONVLAB_HAVE_CUDA)  # host logic of cuda/ (runs without a GPU) and the GPU su
   convlab_add_test(test_cuda_host cpu gpu/test_cuda_host.cpp)
   convlab_add_test(test_cuda_fft_host cpu gpu/test_cuda_fft_host.cpp)
   convlab_add_test(test_cuda_fft_tiled_host cpu gpu/test_cuda_fft_tiled_host.cpp)
+  convlab_add_test(test_cuda_winograd_host cpu gpu/test_cuda_winograd_host.cpp)
   convlab_add_test(test_cuda_emulated cpu gpu/test_cuda_emulated.cpp)
   convlab_add_test(test_gpu_algorithms gpu gpu/test_gpu_algorithms.cpp)
   convlab_add_test(test_gpu_workspace gpu gpu/test_gpu_workspace.cpp)
   convlab_add_test(test_gpu_ceilings gpu gpu/test_gpu_ceilings.cpp)
   # They call cuda/ internals, so they link the CUDA module (the registry then finds it
   # loaded already).
-  foreach(t test_cuda_host test_cuda_fft_host test_cuda_fft_tiled_host test_cuda_emulated
-            test_gpu_algorithms test_gpu_workspace test_gpu_ceilings)
+  foreach(t test_cuda_host test_cuda_fft_host test_cuda_fft_tiled_host test_cuda_winograd_host
+            test_cuda_emulated test_gpu_algorithms test_gpu_workspace test_gpu_ceilings)
     target_link_libraries(${t} PRIVATE convlab_cuda)
   endforeach()
   include(${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu.cmake)  # gpu_check dry run, guard bands, FindCUDNN

@@ -27,7 +27,9 @@
 #include "hd.hpp"
 
 // Complete unrolling of the fixed-size tile loops (the trip counts are template constants).
-#if defined(__CUDA_ARCH__)
+// nvcc's front end reads both of its passes with CUDA's pragma (it defines __GNUC__ but does
+// not know GCC's).
+#if defined(__CUDACC__)
 #define CONVLAB_UNROLL _Pragma("unroll")
 #elif defined(__clang__)
 #define CONVLAB_UNROLL _Pragma("unroll")

@@ -21,6 +21,7 @@
 #include "cuda/fft/fft_passes.hpp"
 #include "cuda/im2col/im2col_kernels.hpp"
 #include "cuda/im2col/im2col_passes.hpp"
+#include "host_sgemm.hpp"
 #include "support/conv_tester.hpp"
 
 namespace convlab {
@@ -28,28 +29,13 @@ namespace {
 
 using Complex = std::complex<double>;
 
-// Column-major element (r, c) of op(X), X with leading dimension ld.
-template <typename T>
-T element(const T* x, char op, int64_t ld, int64_t r, int64_t c) {
-  return op == 'N' ? x[r + c * ld] : x[c + r * ld];
-}
-
 class HostIm2colOps final : public cuda::Im2colOps {
  public:
   void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
             int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float beta, float* c,
             int64_t ldc, int64_t stride_c, int64_t batch) override {
-    for (int64_t q = 0; q < batch; ++q)
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < m; ++i) {
-          double sum = 0;
-          for (int64_t l = 0; l < k; ++l) {
-            sum += double(element(a + q * stride_a, op_a, lda, i, l)) *
-                   element(b + q * stride_b, op_b, ldb, l, j);
-          }
-          float& out = c[q * stride_c + i + j * ldc];
-          out = beta == 0.0f ? float(sum) : float(sum + double(beta) * out);
-        }
+    testing::host_sgemm_strided_batched(op_a, op_b, m, n, k, a, lda, stride_a, b, ldb, stride_b,
+                                        beta, c, ldc, stride_c, batch);
   }
   void im2col(const Im2colGeometry& g, const float* x_group, float* col) override {
     const auto d = cuda::Im2colDivisors::of(g);

@@ -121,6 +121,7 @@ def stub_tree(root, host_line, workspace_body, convbench_body=LIST_LOADED):
         "tests/test_cuda_host": "#!/bin/sh\necho '%s'\necho '[  PASSED  ] 1 test.'\n" % host_line,
         "tests/test_cuda_fft_host": STUB_GTEST,
         "tests/test_cuda_emulated": STUB_GTEST,
+        "tests/test_cuda_winograd_host": STUB_GTEST,
         "tests/test_gpu_algorithms": STUB_GTEST,
         "tests/test_gpu_math_modes": STUB_GTEST,
         "tests/test_gpu_graph": STUB_GTEST,
