@@ -5,11 +5,13 @@
 namespace convlab::cuda {
 
 CublasRunBinding::CublasRunBinding(const CudaContext& context, CUstream_st* stream, void* workspace,
-                                   std::size_t bytes)
+                                   std::size_t bytes, bool tf32)
     : context_(context) {
   CONVLAB_CUBLAS_CHECK(cublasSetStream(context.cublas(), stream));
   try {
     CONVLAB_CUBLAS_CHECK(cublasSetWorkspace(context.cublas(), bytes ? workspace : nullptr, bytes));
+    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
+        context.cublas(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   } catch (...) {
     cublasSetStream(context.cublas(), context.stream());
     throw;

@@ -6,6 +6,7 @@
 // synchronisation, reading device memory back) happens at plan time. CUDA-free header.
 
 #include <cstddef>
+#include <string>
 
 #include "convlab/algorithm.hpp"
 #include "device.hpp"
@@ -17,14 +18,26 @@ inline CUstream_st* run_stream(const CudaContext& context, Stream stream) {
   return stream.handle ? static_cast<CUstream_st*>(stream.handle) : context.stream();
 }
 
+/// The start of a run: its arguments checked against the plan (check_run_arguments, naming
+/// `algorithm`), the plan's device made current, and the stream the run goes on.
+inline CUstream_st* begin_run(const std::string& algorithm, const ConvProblem& problem, Pass pass,
+                              const Tensors& t, const Workspace& ws, std::size_t workspace_bytes,
+                              const CudaContext& context, Stream stream) {
+  check_run_arguments(algorithm, problem, pass, t, ws, workspace_bytes);
+  context.activate();
+  return run_stream(context, stream);
+}
+
 /// Binds the context's shared cuBLAS handle to a run's stream with the run's workspace as
-/// its scratch (cublasSetStream first: it resets the workspace); on leaving, binds it back
+/// its scratch (cublasSetStream first: it resets the workspace) and the plan's math mode
+/// (the handle is the device's, shared by every plan on it, so each run sets its own: TF32
+/// tensor ops when `tf32`, else CUBLAS_DEFAULT_MATH, true fp32); on leaving, binds it back
 /// to the context's stream, so the handle never keeps a caller's stream or a pointer into a
 /// caller's workspace once the run has returned.
 class CublasRunBinding {
  public:
   CublasRunBinding(const CudaContext& context, CUstream_st* stream, void* workspace,
-                   std::size_t bytes);
+                   std::size_t bytes, bool tf32);
   ~CublasRunBinding();
   CublasRunBinding(const CublasRunBinding&) = delete;
   CublasRunBinding& operator=(const CublasRunBinding&) = delete;

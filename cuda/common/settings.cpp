@@ -1,10 +1,11 @@
 #include "settings.hpp"
 
 #include <string>
+#include <utility>
 
 namespace convlab::cuda {
 
-std::vector<KnobSpec> gpu_knobs(bool uses_cublas) {
+std::vector<KnobSpec> gpu_knobs(bool uses_cublas, std::vector<KnobSpec> own) {
   std::vector<KnobSpec> knobs = {
       integer_knob("device", "0", 0, 1 << 20, /*allow_auto=*/false, "CONVLAB_CUDA_DEVICE",
                    "the CUDA device index, among those CUDA_VISIBLE_DEVICES leaves visible"),
@@ -17,6 +18,7 @@ std::vector<KnobSpec> gpu_knobs(bool uses_cublas) {
                                "cuBLAS workspace inside the plan's workspace; auto: cuBLAS's "
                                "default pool for the architecture"));
   }
+  for (KnobSpec& spec : own) knobs.push_back(std::move(spec));
   return knobs;
 }
 

@@ -21,8 +21,9 @@
 
 namespace convlab::cuda {
 
-/// device and allow_tf32, plus cublas_workspace when the algorithm calls cuBLAS.
-std::vector<KnobSpec> gpu_knobs(bool uses_cublas);
+/// device and allow_tf32, plus cublas_workspace when the algorithm calls cuBLAS, then the
+/// algorithm's `own` knobs.
+std::vector<KnobSpec> gpu_knobs(bool uses_cublas, std::vector<KnobSpec> own = {});
 
 /// The shared settings of one plan, read from resolved knobs.
 struct GpuSettings {

@@ -220,15 +220,10 @@ class CudaFftPlan final : public Plan {
  protected:
   // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
   void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
-    check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
-    context_.activate();
-    CUstream_st* s = run_stream(context_, stream);
+    CUstream_st* s = begin_run(kName, p_, pass_, t, ws, workspace_bytes(), context_, stream);
     unsigned char* base = static_cast<unsigned char*>(ws.data);
     CublasRunBinding cublas(context_, s, layout_.at<void>(base, cublas_slot_),
-                            layout_.size(cublas_slot_));
-    // The handle is the device's, shared by every plan on it: set this plan's mode each run.
-    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
-        context_.cublas(), tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+                            layout_.size(cublas_slot_), tf32_);
     const FftBuffer& work = schedule_.geometry.library_work;
     for (FftPlanHandle& plan : plans_) {
       if (!plan.made()) continue;

@@ -70,9 +70,8 @@ class CudaFftTiledPlan final : public Plan {
 
  protected:
   void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
-    check_run_arguments(kName, p_, pass_, t, ws, workspace_bytes());
-    context_.activate();
-    DeviceOps ops{*this, static_cast<char*>(ws.data), run_stream(context_, stream)};
+    DeviceOps ops{*this, static_cast<char*>(ws.data),
+                  begin_run(kName, p_, pass_, t, ws, workspace_bytes(), context_, stream)};
     run_tiled_fft_pass(g_, pass_, t, ops);
   }
 
@@ -141,13 +140,8 @@ class CudaFftTiled final : public CudaStrategy {
         "tile-sized patches, memory bounded by the tile",
         /*deterministic=*/true,
         allow_tf32() ? MathMode::tf32 : MathMode::fp32,
-        tiled_knobs()};
+        gpu_knobs(/*uses_cublas=*/true, tiled_fft_knobs())};
     return kInfo;
-  }
-  static std::vector<KnobSpec> tiled_knobs() {
-    std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
-    for (KnobSpec& spec : tiled_fft_knobs()) knobs.push_back(std::move(spec));
-    return knobs;
   }
   Support supports(const ConvProblem& problem, Pass pass) const override {
     const Support ready = CudaStrategy::supports(problem, pass);
@@ -156,7 +150,8 @@ class CudaFftTiled final : public CudaStrategy {
       tiled_fft_geometry(problem, pass);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::invalid_problem) throw;
-      return Support::no(std::string("tiled FFT workspace size overflows int64: ") + e.what());
+      return Support::no(std::string(kName) + ": tiled FFT workspace size overflows int64: " +
+                         e.what());
     }
     return Support::yes();
   }
@@ -169,11 +164,8 @@ class CudaFftTiled final : public CudaStrategy {
  protected:
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues& knobs) const override {
-    problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
-    CudaContext& context = plan_device(kName, settings.device);
-    const Support support = supports(problem, pass);
-    if (!support) throw Error(ErrorCode::unsupported, std::string(kName) + ": " + support.reason);
+    CudaContext& context = supported_plan_device(problem, pass, settings);
     return std::make_unique<CudaFftTiledPlan>(problem, pass, tiled_fft_options(knobs), context,
                                               settings);
   }

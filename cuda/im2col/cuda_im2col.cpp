@@ -176,14 +176,10 @@ class CudaIm2colPlan final : public Plan {
  protected:
   // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
   void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
-    check_run_arguments(kName, p_, pass_, t, ws, layout_.workspace_bytes);
-    context_.activate();
-    CUstream_st* s = run_stream(context_, stream);
+    CUstream_st* s = begin_run(kName, p_, pass_, t, ws, layout_.workspace_bytes, context_, stream);
     unsigned char* base = static_cast<unsigned char*>(ws.data);
-    CublasRunBinding cublas(context_, s, base + layout_.cublas_offset, layout_.cublas_bytes);
-    // The handle is the device's, shared by every plan on it: set this plan's mode each run.
-    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
-        context_.cublas(), tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    CublasRunBinding cublas(context_, s, base + layout_.cublas_offset, layout_.cublas_bytes,
+                            tf32_);
     float* col = layout_.col_bytes ? reinterpret_cast<float*>(base + layout_.col_offset) : nullptr;
     float* stage =
         layout_.stage_bytes ? reinterpret_cast<float*>(base + layout_.stage_offset) : nullptr;

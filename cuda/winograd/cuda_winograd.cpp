@@ -125,13 +125,9 @@ class CudaWinogradPlan final : public Plan {
  protected:
   // Host-side settings and asynchronous work on the run's stream only: capturable.
   void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
-    check_run_arguments(kName, p_, pass_, t, ws, l_.workspace_bytes);
-    context_.activate();
-    CUstream_st* s = run_stream(context_, stream);
-    CublasRunBinding cublas(context_, s, ws.data, static_cast<std::size_t>(l_.library_bytes));
-    // The handle is the device's, shared by every plan on it: set this plan's mode each run.
-    CONVLAB_CUBLAS_CHECK(cublasSetMathMode(
-        context_.cublas(), tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    CUstream_st* s = begin_run(kName, p_, pass_, t, ws, l_.workspace_bytes, context_, stream);
+    CublasRunBinding cublas(context_, s, ws.data, static_cast<std::size_t>(l_.library_bytes),
+                            tf32_);
     DeviceOps ops(context_, l_, s);
     run_winograd_pass(l_, pass_, p_.groups, t, winograd_buffers(l_, ws.data), ops);
   }
@@ -143,14 +139,6 @@ class CudaWinogradPlan final : public Plan {
   bool tf32_;
   winograd::WinogradLayout l_;
 };
-
-std::vector<KnobSpec> cuda_winograd_knobs() {
-  std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
-  for (KnobSpec& spec : winograd::winograd_knobs("within 64 MiB of transforms, at least 32")) {
-    knobs.push_back(std::move(spec));
-  }
-  return knobs;
-}
 
 class CudaWinograd final : public CudaStrategy {
  public:
@@ -164,7 +152,8 @@ class CudaWinograd final : public CudaStrategy {
         "SGEMM over the transform points, stride-1 dense 3x3",
         /*deterministic=*/true,
         allow_tf32() ? MathMode::tf32 : MathMode::fp32,
-        cuda_winograd_knobs()};
+        gpu_knobs(/*uses_cublas=*/true,
+                  winograd::winograd_knobs("within 64 MiB of transforms, at least 32"))};
     return kInfo;
   }
 
@@ -180,7 +169,7 @@ class CudaWinograd final : public CudaStrategy {
       winograd::winograd_layout(problem, pass, cuda_winograd_options(2, 0, 0));
     } catch (const Error& e) {
       if (e.code() != ErrorCode::invalid_problem) throw;
-      return Support::no(std::string(kName) + " workspace size overflows int64: " + e.what());
+      return Support::no(std::string(kName) + ": workspace size overflows int64: " + e.what());
     }
     return Support::yes();
   }
@@ -195,11 +184,8 @@ class CudaWinograd final : public CudaStrategy {
  protected:
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues& knobs) const override {
-    problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
-    CudaContext& context = plan_device(kName, settings.device);
-    const Support support = supports(problem, pass);
-    if (!support) throw Error(ErrorCode::unsupported, support.reason);
+    CudaContext& context = supported_plan_device(problem, pass, settings);
     const winograd::WinogradOptions options = winograd::winograd_options(
         knobs,
         cuda_winograd_options(4, 0, cublas_workspace_bytes(settings, context.info().cc_major)));

@@ -56,61 +56,42 @@ __global__ void filter_gradient_kernel(WinogradLayout l, int64_t g, const float*
   }
 }
 
+// Launches kernel<2> or kernel<4> by the layout's variant, one thread per element.
+#define CONVLAB_WINOGRAD_LAUNCH(kernel, elements, stream, ...)          \
+  do {                                                                  \
+    const auto launched = l.m == 2 ? kernel<2> : kernel<4>;             \
+    launched<<<grid_for(elements), kThreads, 0, stream>>>(__VA_ARGS__); \
+    CONVLAB_CUDA_CHECK_LAUNCH("winograd " #kernel);                     \
+  } while (0)
+
 }  // namespace
 
 void launch_winograd_filter(const WinogradLayout& l, bool flip, int64_t g, const float* w, float* u,
                             CUstream_st* stream) {
-  const unsigned blocks = grid_for(l.dst_channels * l.src_channels);
-  if (l.m == 2) {
-    filter_kernel<2><<<blocks, kThreads, 0, stream>>>(l, flip, g, w, u);
-  } else {
-    filter_kernel<4><<<blocks, kThreads, 0, stream>>>(l, flip, g, w, u);
-  }
-  CONVLAB_CUDA_CHECK_LAUNCH("winograd filter_kernel");
+  CONVLAB_WINOGRAD_LAUNCH(filter_kernel, l.dst_channels * l.src_channels, stream, l, flip, g, w, u);
 }
 
 void launch_winograd_input(const WinogradLayout& l, int64_t g, const float* src, int64_t t0,
                            int64_t count, float* v, CUstream_st* stream) {
-  const unsigned blocks = grid_for(l.src_channels * count);
-  if (l.m == 2) {
-    input_kernel<2><<<blocks, kThreads, 0, stream>>>(l, g, src, t0, count, v);
-  } else {
-    input_kernel<4><<<blocks, kThreads, 0, stream>>>(l, g, src, t0, count, v);
-  }
-  CONVLAB_CUDA_CHECK_LAUNCH("winograd input_kernel");
+  CONVLAB_WINOGRAD_LAUNCH(input_kernel, l.src_channels * count, stream, l, g, src, t0, count, v);
 }
 
 void launch_winograd_output(const WinogradLayout& l, int64_t g, const float* prod, int64_t t0,
                             int64_t count, float* dst, CUstream_st* stream) {
-  const unsigned blocks = grid_for(l.dst_channels * count);
-  if (l.m == 2) {
-    output_kernel<2><<<blocks, kThreads, 0, stream>>>(l, g, prod, t0, count, dst);
-  } else {
-    output_kernel<4><<<blocks, kThreads, 0, stream>>>(l, g, prod, t0, count, dst);
-  }
-  CONVLAB_CUDA_CHECK_LAUNCH("winograd output_kernel");
+  CONVLAB_WINOGRAD_LAUNCH(output_kernel, l.dst_channels * count, stream, l, g, prod, t0, count,
+                          dst);
 }
 
 void launch_winograd_gradient(const WinogradLayout& l, int64_t g, const float* dy, int64_t t0,
                               int64_t count, float* prod, CUstream_st* stream) {
-  const unsigned blocks = grid_for(l.dst_channels * count);
-  if (l.m == 2) {
-    gradient_kernel<2><<<blocks, kThreads, 0, stream>>>(l, g, dy, t0, count, prod);
-  } else {
-    gradient_kernel<4><<<blocks, kThreads, 0, stream>>>(l, g, dy, t0, count, prod);
-  }
-  CONVLAB_CUDA_CHECK_LAUNCH("winograd gradient_kernel");
+  CONVLAB_WINOGRAD_LAUNCH(gradient_kernel, l.dst_channels * count, stream, l, g, dy, t0, count,
+                          prod);
 }
 
 void launch_winograd_filter_gradient(const WinogradLayout& l, int64_t g, const float* du, float* dw,
                                      CUstream_st* stream) {
-  const unsigned blocks = grid_for(l.dst_channels * l.src_channels);
-  if (l.m == 2) {
-    filter_gradient_kernel<2><<<blocks, kThreads, 0, stream>>>(l, g, du, dw);
-  } else {
-    filter_gradient_kernel<4><<<blocks, kThreads, 0, stream>>>(l, g, du, dw);
-  }
-  CONVLAB_CUDA_CHECK_LAUNCH("winograd filter_gradient_kernel");
+  CONVLAB_WINOGRAD_LAUNCH(filter_gradient_kernel, l.dst_channels * l.src_channels, stream, l, g, du,
+                          dw);
 }
 
 }  // namespace convlab::cuda

@@ -18,6 +18,47 @@ struct CUstream_st;
 
 namespace convlab::cuda {
 
+/// The n x n block of a plane (height x width, row-major) whose top-left element is (h0, w0),
+/// zero outside the plane.
+template <int N>
+CONVLAB_HD void winograd_gather(const float* plane, int64_t height, int64_t width, int64_t h0,
+                                int64_t w0, float* block) {
+  for (int i = 0; i < N; ++i) {
+    const int64_t h = h0 + i;
+    for (int j = 0; j < N; ++j) {
+      const int64_t x = w0 + j;
+      block[i * N + j] = h >= 0 && h < height && x >= 0 && x < width ? plane[h * width + x] : 0.0f;
+    }
+  }
+}
+
+/// Job = channel * count + slot of a chunk's tiles [t0, t0 + count) of group g: the channel
+/// within the group, the slot, the tile's row and column, and where its image's plane of that
+/// channel starts in the source tensor (`source`) or the destination one.
+struct WinogradJob {
+  int64_t channel = 0, slot = 0, th = 0, tw = 0, plane = 0;
+};
+CONVLAB_HD WinogradJob winograd_job(const winograd::WinogradLayout& l, int64_t g, bool source,
+                                    int64_t t0, int64_t count, int64_t job) {
+  WinogradJob j;
+  j.channel = job / count;
+  j.slot = job % count;
+  int64_t n = 0;
+  winograd::winograd_locate(l, t0 + j.slot, &n, &j.th, &j.tw);
+  const int64_t total = source ? l.src_total : l.dst_total;
+  const int64_t group = source ? l.src_channels : l.dst_channels;
+  const int64_t plane = source ? l.src_h * l.src_w : l.dst_h * l.dst_w;
+  j.plane = (n * total + g * group + j.channel) * plane;
+  return j;
+}
+
+/// Where transform point xi of a job's tile lies in V, M or P (the chunk's buffers with
+/// `channels` rows per point and the slot as the fastest index).
+CONVLAB_HD int64_t winograd_point(const winograd::WinogradLayout& l, int64_t channels, int xi,
+                                  const WinogradJob& j) {
+  return (xi * channels + j.channel) * l.chunk + j.slot;
+}
+
 /// U[xi][d][s] = (G w G^T)[xi] for the filter of destination channel d and source channel
 /// s of group g (rows = dst_channels * src_channels, row = d * src_channels + s): w[k = d,
 /// c = s] for forward, rot180(w[k = s, c = d]) for backward-data (`flip`).
@@ -43,22 +84,12 @@ template <int M>
 CONVLAB_HD void winograd_input_tile(const winograd::WinogradLayout& l, int64_t g, const float* src,
                                     int64_t t0, int64_t count, int64_t job, float* v) {
   constexpr int kAlpha = winograd::Tile<M>::alpha, kPoints = winograd::Tile<M>::points;
-  const int64_t c = job / count, t = job % count;
-  int64_t n = 0, th = 0, tw = 0;
-  winograd::winograd_locate(l, t0 + t, &n, &th, &tw);
-  const float* s = src + (n * l.src_total + g * l.src_channels + c) * l.src_h * l.src_w;
-  const int64_t h0 = th * M - l.offset_h, w0 = tw * M - l.offset_w;
+  const WinogradJob j = winograd_job(l, g, /*source=*/true, t0, count, job);
   float d[kPoints], out[kPoints];
-  for (int i = 0; i < kAlpha; ++i) {
-    const int64_t h = h0 + i;
-    for (int j = 0; j < kAlpha; ++j) {
-      const int64_t x = w0 + j;
-      d[i * kAlpha + j] =
-          h >= 0 && h < l.src_h && x >= 0 && x < l.src_w ? s[h * l.src_w + x] : 0.0f;
-    }
-  }
+  winograd_gather<kAlpha>(src + j.plane, l.src_h, l.src_w, j.th * M - l.offset_h,
+                          j.tw * M - l.offset_w, d);
   winograd::input_transform<M>(d, out);
-  for (int xi = 0; xi < kPoints; ++xi) v[(xi * l.src_channels + c) * l.chunk + t] = out[xi];
+  for (int xi = 0; xi < kPoints; ++xi) v[winograd_point(l, l.src_channels, xi, j)] = out[xi];
 }
 
 /// The destination tile t0 + t of channel k (job = k * count + t) of group g: A^T M A, the
@@ -68,18 +99,16 @@ CONVLAB_HD void winograd_output_tile(const winograd::WinogradLayout& l, int64_t 
                                      const float* prod, int64_t t0, int64_t count, int64_t job,
                                      float* dst) {
   constexpr int kPoints = winograd::Tile<M>::points;
-  const int64_t k = job / count, t = job % count;
+  const WinogradJob j = winograd_job(l, g, /*source=*/false, t0, count, job);
   float pts[kPoints], out[M * M];
-  for (int xi = 0; xi < kPoints; ++xi) pts[xi] = prod[(xi * l.dst_channels + k) * l.chunk + t];
+  for (int xi = 0; xi < kPoints; ++xi) pts[xi] = prod[winograd_point(l, l.dst_channels, xi, j)];
   winograd::output_transform<M>(pts, out);
-  int64_t n = 0, th = 0, tw = 0;
-  winograd::winograd_locate(l, t0 + t, &n, &th, &tw);
-  float* o = dst + (n * l.dst_total + g * l.dst_channels + k) * l.dst_h * l.dst_w;
+  float* o = dst + j.plane;
   for (int i = 0; i < M; ++i) {
-    const int64_t h = th * M + i;
-    for (int j = 0; j < M; ++j) {
-      const int64_t x = tw * M + j;
-      if (h < l.dst_h && x < l.dst_w) o[h * l.dst_w + x] = out[i * M + j];
+    const int64_t h = j.th * M + i;
+    for (int c = 0; c < M; ++c) {
+      const int64_t x = j.tw * M + c;
+      if (h < l.dst_h && x < l.dst_w) o[h * l.dst_w + x] = out[i * M + c];
     }
   }
 }
@@ -91,20 +120,11 @@ CONVLAB_HD void winograd_gradient_tile(const winograd::WinogradLayout& l, int64_
                                        const float* dy, int64_t t0, int64_t count, int64_t job,
                                        float* prod) {
   constexpr int kPoints = winograd::Tile<M>::points;
-  const int64_t k = job / count, t = job % count;
-  int64_t n = 0, th = 0, tw = 0;
-  winograd::winograd_locate(l, t0 + t, &n, &th, &tw);
-  const float* s = dy + (n * l.dst_total + g * l.dst_channels + k) * l.dst_h * l.dst_w;
+  const WinogradJob j = winograd_job(l, g, /*source=*/false, t0, count, job);
   float tile[M * M], out[kPoints];
-  for (int i = 0; i < M; ++i) {
-    const int64_t h = th * M + i;
-    for (int j = 0; j < M; ++j) {
-      const int64_t x = tw * M + j;
-      tile[i * M + j] = h < l.dst_h && x < l.dst_w ? s[h * l.dst_w + x] : 0.0f;
-    }
-  }
+  winograd_gather<M>(dy + j.plane, l.dst_h, l.dst_w, j.th * M, j.tw * M, tile);
   winograd::output_adjoint<M>(tile, out);
-  for (int xi = 0; xi < kPoints; ++xi) prod[(xi * l.dst_channels + k) * l.chunk + t] = out[xi];
+  for (int xi = 0; xi < kPoints; ++xi) prod[winograd_point(l, l.dst_channels, xi, j)] = out[xi];
 }
 
 /// dw[k, c] = G^T dU[.][k][c] G for kc = k * C/g + c of group g (backward-filter).

@@ -42,6 +42,22 @@ std::string not_built_reason(std::string_view name) {
   return "";
 }
 
+HostTensors with_a_lost_term(const ConvProblem& p, Pass pass, HostTensors inputs) {
+  if (pass == Pass::backward_filter) {
+    const int64_t plane = p.out_h() * p.out_w();
+    for (std::size_t e = 0; e < inputs.y.size(); ++e) {
+      if (static_cast<int64_t>(e) % plane >= plane / 2) inputs.y[e] = 0;
+    }
+  } else {
+    const int64_t taps = p.r * p.s;
+    for (std::size_t e = static_cast<std::size_t>(p.r / 2 * p.s + p.s / 2); e < inputs.w.size();
+         e += static_cast<std::size_t>(taps)) {
+      inputs.w[e] = 0;
+    }
+  }
+  return inputs;
+}
+
 ConvProblem problem(std::string_view descriptor) { return parse_descriptor(descriptor).problem; }
 
 std::vector<ConvProblem> problems_from(const std::string& shape_file) {

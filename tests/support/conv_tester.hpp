@@ -76,6 +76,12 @@ const std::vector<Pass>& all_passes();
 /// failing on the name.
 std::string not_built_reason(std::string_view name);
 
+/// Inputs of `pass` broken the way a real bug breaks a result, to show an error bound is
+/// tight enough to catch one: forward and backward-data lose the centre tap of every filter
+/// (a dropped term in every output), backward-filter the bottom half of every dy plane (a
+/// lost chunk of tiles or rows).
+HostTensors with_a_lost_term(const ConvProblem& problem, Pass pass, HostTensors inputs);
+
 }  // namespace convlab::testing
 
 /// Skips the current test, with the registry's reason, when `name` is not built here.
