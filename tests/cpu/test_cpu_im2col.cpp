@@ -207,9 +207,14 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
     p.n = 4;
     problems.push_back(p);
   }
-  for (int64_t images : {0, 1, 3}) {
-    im2col::Im2colOptions options;
-    options.images_per_gemm = images;
+  // The default GEMM library and Eigen, whose packing buffers the workspace holds.
+  std::vector<im2col::GemmBackend> backends = {im2col::default_gemm_backend()};
+  if (backends[0] != im2col::GemmBackend::eigen) backends.push_back(im2col::GemmBackend::eigen);
+  for (const im2col::GemmBackend backend : backends)
+    for (int64_t images : {0, 1, 3}) {
+      im2col::Im2colOptions options;
+      options.backend = backend;
+      options.images_per_gemm = images;
       const im2col::CpuIm2col algo(options);
     for (const ConvProblem& p : problems) {
       for (Pass pass : all_passes()) {
@@ -222,7 +227,19 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
         const int64_t col = pointwise ? 0 : pad16(rows * b * pixels);
         const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
         const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
-        const int64_t formula = 4 * (workers * (col + stage) + (workers - 1) * partial);
+        // The GEMM's packing buffers: Eigen's blocking of the pass's widest GEMM, none for the
+        // libraries that keep their own.
+        const int64_t kg = p.k_per_group(), cols = b * pixels;
+        const int gemm_threads = workers > 1 ? 1 : 2;
+        const im2col::GemmScratch scratch =
+            pass == Pass::forward
+                ? im2col::plan_gemm_scratch(layout.backend, kg, cols, rows, gemm_threads)
+            : pass == Pass::backward_data
+                ? im2col::plan_gemm_scratch(layout.backend, rows, cols, kg, gemm_threads)
+                : im2col::plan_gemm_scratch(layout.backend, kg, rows, cols, gemm_threads);
+        const int64_t gemm = static_cast<int64_t>(scratch.bytes / 4);
+        if (layout.backend != im2col::GemmBackend::eigen) EXPECT_EQ(gemm, 0);
+        const int64_t formula = 4 * (workers * (col + stage + gemm) + (workers - 1) * partial);
         auto plan = algo.plan(p, pass);
         ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
             << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
@@ -276,7 +293,12 @@ TEST(CpuIm2col, PointwiseShortcutNeedsNoColumnBuffer) {
   p.n = 3, p.c = 6, p.h = 5, p.w = 7, p.k = 4, p.r = 1, p.s = 1, p.groups = 2;
   for (Pass pass : {Pass::forward, Pass::backward_data, Pass::backward_filter}) {
     auto plan = algorithm().plan(p, pass);
-    EXPECT_EQ(plan->workspace_bytes(), 0u) << to_string(pass);
+    // Nothing but the GEMM library's packing buffers (Eigen's; none for OpenBLAS).
+    const im2col::Im2colLayout layout =
+        im2col::im2col_layout(p, pass, im2col::Im2colOptions{}, num_threads());
+    EXPECT_EQ(layout.col + layout.stage, 0) << to_string(pass);
+    EXPECT_EQ(plan->workspace_bytes(), static_cast<std::size_t>(4 * layout.gemm))
+        << to_string(pass);
     EXPECT_NE(plan->notes().find("1x1 shortcut"), std::string::npos) << plan->notes();
   }
   set_num_threads(2);

@@ -86,11 +86,14 @@ class Im2colPlan final : public Plan {
         layout_(layout),
         geometry_(make_im2col_geometry(p, 1)) {
     info_.kernel = std::string("gemm ") + to_string(layout_.backend);
-    const std::size_t per_worker = 4 * static_cast<std::size_t>(layout_.col + layout_.stage);
+    const std::size_t per_worker =
+        4 * static_cast<std::size_t>(layout_.col + layout_.stage + layout_.gemm);
     info_.workspace_split = {
         {"columns", static_cast<std::size_t>(4 * layout_.workers * layout_.col)},
         {"stage", static_cast<std::size_t>(4 * layout_.workers * layout_.stage)},
-        {"partials", layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
+        {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
+        {"partials",
+         layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details = {{"layout", layout_.describe()}};
   }
 
@@ -133,7 +136,8 @@ class Im2colPlan final : public Plan {
 
  private:
   float* partial_of(int64_t v, float* base) const {
-    return base + layout_.workers * (layout_.col + layout_.stage) + (v - 1) * layout_.partial;
+    return base + layout_.workers * (layout_.col + layout_.stage + layout_.gemm) +
+           (v - 1) * layout_.partial;
   }
 
   // The worker-order sum dw = dw_0 + dw_1 + ... (worker 0 accumulated into dw itself).
@@ -150,8 +154,9 @@ class Im2colPlan final : public Plan {
   void run_slice(int64_t v, const Tensors& t, float* base) const {
     const int64_t pairs = p_.groups * p_.n;
     const int64_t begin = pairs * v / layout_.workers, end = pairs * (v + 1) / layout_.workers;
-    float* col = base + v * (layout_.col + layout_.stage);
+    float* col = base + v * (layout_.col + layout_.stage + layout_.gemm);
     float* stage = col + layout_.col;
+    float* gemm = stage + layout_.stage;
     float* dw = t.w;
     if (pass_ == Pass::backward_filter) {
       if (v > 0) dw = partial_of(v, base);
@@ -163,9 +168,15 @@ class Im2colPlan final : public Plan {
       chunk.image = q % p_.n;
       chunk.count = std::min({layout_.images_per_gemm, end - q, p_.n - chunk.image});
       switch (pass_) {
-        case Pass::forward: forward(chunk, t, col, stage); break;
-        case Pass::backward_data: backward_data(chunk, t, col, stage); break;
-        case Pass::backward_filter: backward_filter(chunk, t, col, stage, dw); break;
+        case Pass::forward:
+          forward(chunk, t, col, stage, gemm);
+          break;
+        case Pass::backward_data:
+          backward_data(chunk, t, col, stage, gemm);
+          break;
+        case Pass::backward_filter:
+          backward_filter(chunk, t, col, stage, gemm, dw);
+          break;
       }
       q += chunk.count;
     }
@@ -194,7 +205,7 @@ class Im2colPlan final : public Plan {
     return stage;
   }
 
-  void forward(const Chunk& c, const Tensors& t, float* col, float* stage) const {
+  void forward(const Chunk& c, const Tensors& t, float* col, float* stage, float* gemm) const {
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
     const float* x = t.x + x_offset(c);
@@ -205,24 +216,25 @@ class Im2colPlan final : public Plan {
     }
     float* y = t.y + y_offset(c);
     float* out = c.count == 1 ? y : stage;
-    sgemm(backend_, false, false, kg, cols, rows, t.w + w_offset(c), rows, b, cols, 0.0f, out,
-          cols);
+    sgemm(backend_, false, false, kg, cols, rows, t.w + w_offset(c), rows, b, cols, 0.0f, out, cols,
+          layout_.gemm_scratch, gemm);
     if (c.count > 1) scatter_images(stage, kg, col_pixels(g), c.count, p_.k, y);
   }
 
-  void backward_data(const Chunk& c, const Tensors& t, float* col, float* stage) const {
+  void backward_data(const Chunk& c, const Tensors& t, float* col, float* stage,
+                     float* gemm) const {
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
     const float* dy = dy_matrix(c, t, stage);
     float* dx = t.x + x_offset(c);
     // Pointwise: dx_n [Cg, H*W] is col itself, written by the GEMM directly.
     float* out = layout_.pointwise ? dx : col;
-    sgemm(backend_, true, false, rows, cols, kg, t.w + w_offset(c), rows, dy, cols, 0.0f, out,
-          cols);
+    sgemm(backend_, true, false, rows, cols, kg, t.w + w_offset(c), rows, dy, cols, 0.0f, out, cols,
+          layout_.gemm_scratch, gemm);
     if (!layout_.pointwise) col2im_cpu(g, col, dx);
   }
 
-  void backward_filter(const Chunk& c, const Tensors& t, float* col, float* stage,
+  void backward_filter(const Chunk& c, const Tensors& t, float* col, float* stage, float* gemm,
                        float* dw) const {
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
@@ -233,7 +245,8 @@ class Im2colPlan final : public Plan {
       b = col;
     }
     const float* dy = dy_matrix(c, t, stage);
-    sgemm(backend_, false, true, kg, rows, cols, dy, cols, b, cols, 1.0f, dw + w_offset(c), rows);
+    sgemm(backend_, false, true, kg, rows, cols, dy, cols, b, cols, 1.0f, dw + w_offset(c), rows,
+          layout_.gemm_scratch, gemm);
   }
 
   ConvProblem p_;

@@ -48,7 +48,7 @@ inline constexpr int64_t kTargetColumns = 1024;
 inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
-///   workspace = 4 bytes * (workers * (col + stage) + (workers - 1) * partial)
+///   workspace = 4 bytes * (workers * (col + stage + gemm) + (workers - 1) * partial)
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
@@ -58,6 +58,10 @@ struct Im2colLayout {
   int64_t col = 0;                         ///< pad16(C/g*R*S * b*OH*OW), 0 when pointwise
   int64_t stage = 0;                       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
   int64_t partial = 0;                     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
+  /// The GEMM library's packing buffers, per worker (Eigen's; empty for OpenBLAS and oneDNN,
+  /// which keep their own): planned for the pass's largest GEMM.
+  GemmScratch gemm_scratch;
+  int64_t gemm = 0;  ///< gemm_scratch.bytes / 4
   std::size_t workspace_bytes = 0;
   GemmBackend backend = default_gemm_backend();
   std::string describe() const;

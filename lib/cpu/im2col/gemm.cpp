@@ -1,6 +1,7 @@
 #include "gemm.hpp"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <string>
@@ -39,6 +40,29 @@ bool gemm_backend_available(GemmBackend backend) noexcept {
   return false;
 }
 
+namespace {
+// Each packing buffer on its own 64-byte line, as Eigen aligns the ones it allocates.
+constexpr int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
+}  // namespace
+
+GemmScratch plan_gemm_scratch(GemmBackend backend, int64_t m, int64_t n, int64_t k, int threads) {
+  GemmScratch s;
+  if (backend != GemmBackend::eigen || m <= 0 || n <= 0 || k <= 0) return s;
+  s.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, m));
+  // The blocking Eigen's own product would take for one thread's rows (its column-major
+  // view: mc runs over the columns of C, nc over its rows).
+  Eigen::Index kc = k, mc = n, nc = (m + s.threads - 1) / s.threads;
+  Eigen::internal::computeProductBlockingSizes<float, float, 1>(kc, mc, nc, Eigen::Index{1});
+  s.depth_block = kc;
+  s.column_block = mc;
+  s.row_block = nc;
+  s.a_block = pad16(kc * nc);
+  s.b_block = pad16(kc * mc);
+  s.bytes = static_cast<std::size_t>(s.threads) * static_cast<std::size_t>(s.a_block + s.b_block) *
+            sizeof(float);
+  return s;
+}
+
 GemmBackend default_gemm_backend() noexcept {
   return CONVLAB_HAVE_OPENBLAS ? GemmBackend::openblas : GemmBackend::eigen;
 }
@@ -58,6 +82,7 @@ using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 using ConstMap = Eigen::Map<const RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
 using Map = Eigen::Map<RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
 
+// Eigen's own product, which allocates its packing buffers: for callers without a plan.
 void eigen_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   // A stored [m, k] (or [k, m] when transposed), B stored [k, n] (or [n, k]).
@@ -78,6 +103,85 @@ void eigen_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
   if (trans_a && trans_b) multiply(A.transpose(), B.transpose());
 }
 
+// Eigen's blocking over buffers from the workspace. level3_blocking keeps its block sizes and
+// buffer pointers protected so that a blocking type can supply them; the product allocates
+// only where a pointer is null. Eigen computes a row-major C as the column-major Cᵀ = op(B)ᵀ
+// op(A)ᵀ, so its left operand, packed into blockA in blocks of mc x kc, is op(B), and its
+// right one (blockB, kc x nc) is op(A).
+class WorkspaceBlocking : public Eigen::internal::level3_blocking<float, float> {
+ public:
+  WorkspaceBlocking(const GemmScratch& s, float* a_block, float* b_block) {
+    m_blockA = b_block;
+    m_blockB = a_block;
+    m_mc = s.column_block;
+    m_nc = s.row_block;
+    m_kc = s.depth_block;
+  }
+};
+
+template <int AOrder, int BOrder>
+void eigen_rows(int64_t rows, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                int64_t ldb, float* c, int64_t ldc, WorkspaceBlocking& blocking) {
+  Eigen::internal::general_matrix_matrix_product<Eigen::Index, float, AOrder, false, float, BOrder,
+                                                 false, Eigen::RowMajor, 1>::run(rows, n, k, a, lda,
+                                                                                 b, ldb, c, 1, ldc,
+                                                                                 1.0f, blocking);
+}
+
+// C = beta C + op(A) op(B) with Eigen's kernels on the planned blocking: the rows of C split
+// into one contiguous run per thread, each packing into its own part of the scratch, so the
+// product allocates nothing. Every element of C is summed over k in the same blocks and order
+// whatever the thread count.
+void eigen_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                         float* c, int64_t ldc, const GemmScratch& s, float* data) {
+  // beta = 0 overwrites (a NaN already in C must not survive, as BLAS has it).
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    if (beta == 0.0f) {
+      std::fill(row, row + n, 0.0f);
+    } else if (beta != 1.0f) {
+      for (int64_t j = 0; j < n; ++j) row[j] *= beta;
+    }
+  }
+  if (k == 0) return;
+#ifdef _OPENMP
+  const int threads = omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>(s.threads, m));
+#else
+  const int threads = 1;
+#endif
+  const int64_t per_thread = (m + threads - 1) / threads;
+  auto part = [&](int t) {
+    const int64_t first = t * per_thread, rows = std::min(m, first + per_thread) - first;
+    if (rows <= 0) return;
+    float* mine = data + t * (s.a_block + s.b_block);
+    WorkspaceBlocking blocking(s, mine, mine + s.a_block);
+    const float* a_rows = trans_a ? a + first : a + first * lda;
+    float* c_rows = c + first * ldc;
+    if (!trans_a && !trans_b) {
+      eigen_rows<Eigen::RowMajor, Eigen::RowMajor>(rows, n, k, a_rows, lda, b, ldb, c_rows, ldc,
+                                                   blocking);
+    } else if (!trans_a) {
+      eigen_rows<Eigen::RowMajor, Eigen::ColMajor>(rows, n, k, a_rows, lda, b, ldb, c_rows, ldc,
+                                                   blocking);
+    } else if (!trans_b) {
+      eigen_rows<Eigen::ColMajor, Eigen::RowMajor>(rows, n, k, a_rows, lda, b, ldb, c_rows, ldc,
+                                                   blocking);
+    } else {
+      eigen_rows<Eigen::ColMajor, Eigen::ColMajor>(rows, n, k, a_rows, lda, b, ldb, c_rows, ldc,
+                                                   blocking);
+    }
+  };
+  if (threads == 1) {
+    part(0);
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) part(t);
+#endif
+}
+
 }  // namespace
 
 void set_gemm_threads(GemmBackend backend, int threads) {
@@ -96,7 +200,7 @@ void set_gemm_threads(GemmBackend backend, int threads) {
 
 void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-           int64_t ldc) {
+           int64_t ldc, const GemmScratch& scratch, float* scratch_data) {
   if (m == 0 || n == 0) return;
   switch (backend) {
     case GemmBackend::onednn: {
@@ -133,7 +237,12 @@ void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n
       unavailable(backend);
 #endif
     case GemmBackend::eigen:
-      eigen_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+      if (scratch.bytes == 0 || scratch_data == nullptr) {
+        eigen_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+      } else {
+        eigen_sgemm_planned(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, scratch,
+                            scratch_data);
+      }
       return;
   }
 }

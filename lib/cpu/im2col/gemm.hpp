@@ -7,6 +7,7 @@
 // mallocs packing buffers inside every call (up to ~12 MB per thread, growing with the
 // problem), outside the workspace, so it is opt-in (docs/strategy-im2col.md).
 
+#include <cstddef>
 #include <cstdint>
 
 namespace convlab::im2col {
@@ -26,13 +27,36 @@ GemmBackend default_gemm_backend() noexcept;
 /// libraries keep it; inside an OpenMP parallel region oneDNN and Eigen run one thread anyway.
 void set_gemm_threads(GemmBackend backend, int threads);
 
+/// The packing buffers a GEMM takes from the caller's workspace. Eigen packs blocks of both
+/// operands before multiplying and, left to itself, takes those buffers from the heap inside
+/// every product larger than its 128 KiB stack limit, and once per thread in its own
+/// parallel product: memory no workspace accounts for. So the Eigen backend plans its
+/// blocking here, when the caller plans, and runs on buffers carved from the workspace, each
+/// of `threads` threads on its own rows of C. OpenBLAS and oneDNN keep their own buffers
+/// (their allowances are in docs/memory-honesty.md): their scratch is empty.
+struct GemmScratch {
+  int64_t depth_block = 0;   ///< Eigen's kc: the k-extent of a packed block
+  int64_t row_block = 0;     ///< rows of C (of op(A)) packed at once
+  int64_t column_block = 0;  ///< columns of C (of op(B)) packed at once
+  int64_t a_block = 0;       ///< floats of one thread's op(A) buffer: pad16(depth x row block)
+  int64_t b_block = 0;       ///< floats of one thread's op(B) buffer: pad16(depth x column block)
+  int threads = 1;           ///< threads splitting the rows of C (1 inside a parallel region)
+  std::size_t bytes = 0;     ///< workspace bytes: threads x (a_block + b_block) floats
+};
+
+/// The scratch of the largest product a plan issues (m x n x k) on `threads` threads; any
+/// smaller product of the plan runs in it too. Empty for backends that need none.
+GemmScratch plan_gemm_scratch(GemmBackend backend, int64_t m, int64_t n, int64_t k, int threads);
+
 /// Row-major C[m, n] = op(A)[m, k] * op(B)[k, n] + beta * C, op = transpose when asked;
 /// lda/ldb/ldc are the row strides of A, B, C as stored. Sizes must fit int for openblas (the
-/// callers' supports() checks that: OpenBLAS takes 32-bit dimensions). Throws
-/// Error{backend} with the library status when the backend fails, Error{unavailable} for a
-/// backend this build lacks.
+/// callers' supports() checks that: OpenBLAS takes 32-bit dimensions). `scratch` is planned
+/// by plan_gemm_scratch for a product at least this large and `scratch_data` holds its
+/// bytes (64-byte aligned); without them (empty scratch) Eigen allocates as it likes, which
+/// only code outside a plan's run() may accept. Throws Error{backend} with the library status
+/// when the backend fails, Error{unavailable} for a backend this build lacks.
 void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-           int64_t ldc);
+           int64_t ldc, const GemmScratch& scratch = {}, float* scratch_data = nullptr);
 
 }  // namespace convlab::im2col

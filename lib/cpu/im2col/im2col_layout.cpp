@@ -76,8 +76,8 @@ std::string Im2colLayout::describe() const {
       << ", " << threads << " thread" << (threads == 1 ? "" : "s") << "), " << images_per_gemm
       << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
       << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
-      << col << ", stage " << stage << ", partial " << partial << " floats), gemm "
-      << to_string(backend);
+      << col << ", stage " << stage << ", gemm scratch " << gemm << ", partial " << partial
+      << " floats), gemm " << to_string(backend);
   return out.str();
 }
 
@@ -121,9 +121,26 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
   layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
+  // The pass's GEMM at its widest (b images), as run() issues it (m x n x k); the GEMM of
+  // one worker among several runs on one thread.
+  const int64_t kg = p.k_per_group(), rows = col_rows(g);
+  const int gemm_threads = layout.workers > 1 ? 1 : layout.threads;
+  switch (pass) {
+    case Pass::forward:
+      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, cols, rows, gemm_threads);
+      break;
+    case Pass::backward_data:
+      layout.gemm_scratch = plan_gemm_scratch(layout.backend, rows, cols, kg, gemm_threads);
+      break;
+    case Pass::backward_filter:
+      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, rows, cols, gemm_threads);
+      break;
+  }
+  layout.gemm = static_cast<int64_t>(layout.gemm_scratch.bytes / sizeof(float));
+  const int64_t per_worker = checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
+                                         layout.gemm, "im2col workspace");
   const int64_t floats = checked_add(
-      checked_mul(layout.workers, checked_add(layout.col, layout.stage, "im2col workspace"),
-                  "im2col workspace"),
+      checked_mul(layout.workers, per_worker, "im2col workspace"),
       checked_mul(layout.workers - 1, layout.partial, "im2col workspace"), "im2col workspace");
   layout.workspace_bytes =
       static_cast<std::size_t>(checked_mul(floats, int64_t{sizeof(float)}, "im2col workspace"));
