@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The sweep table of scripts/gpu_check's summary.
 
-Usage: gpu_check_table.py SWEEP.csv [CHECK.csv] [CEILINGS.csv] [CACHED.csv]
+Usage: gpu_check_table.py SWEEP.csv [CHECK.csv] [CEILINGS.csv] [CACHED.csv] [CROP_FUSED.csv]
+                          [CONTIGUOUS.csv]
 
 Per (layer, pass) at mb 32: the fastest legacy cudnn.* algorithm and its time, the layer's
 floor max(flops / SGEMM rate, tensor bytes / copy bandwidth) from the measured ceilings
 (tensor bytes = total_bytes - workspace_bytes), and the speed of cuda.fft and cuda.im2col
 relative to that cuDNN time (>= 1 is faster), and of cuda.fft with its filter spectra cached
-(CACHED.csv: the sweep of cuda.fft with cache_filters on). Then the check's status count per
-algorithm.
+(CACHED.csv: the sweep of cuda.fft with cache_filters on), with its crop fused into the C2R
+(CROP_FUSED.csv: crop=fused) and with contiguous transforms (CONTIGUOUS.csv:
+layout=contiguous). Then the check's status count per algorithm.
 Missing or partial files give the rows they have.
 """
 import collections
@@ -31,13 +33,19 @@ def number(row, key):
         return None
 
 
+# (argument index, table name) of cuda.fft's sweeps under other knob values.
+VARIANTS = [(4, "cuda.fft cached"), (5, "cuda.fft crop fused"), (6, "cuda.fft contiguous")]
+
+
 def main(argv):
     timed = rows(argv[1])
     checked = rows(argv[2]) if len(argv) > 2 else []
     ceilings = rows(argv[3]) if len(argv) > 3 else []
-    for r in rows(argv[4]) if len(argv) > 4 else []:
-        if r.get("algorithm") == "cuda.fft":
-            timed.append(dict(r, algorithm="cuda.fft cached"))
+    # cuda.fft's knob sweeps, each a column of its own.
+    for index, name in VARIANTS:
+        for r in rows(argv[index]) if len(argv) > index else []:
+            if r.get("algorithm") == "cuda.fft":
+                timed.append(dict(r, algorithm=name))
     copy = number(ceilings[0], "copy_gb_per_s") if ceilings else None
     sgemm = number(ceilings[0], "sgemm_gflop_per_s") if ceilings else None
     floor = {}
@@ -57,9 +65,9 @@ def main(argv):
         if group not in best[key] or t < best[key][group][1]:
             best[key][group] = (a, t)
     if best:
-        print("%-28s %-10s %-24s %8s %8s %8s %8s %8s" % (
+        print("%-28s %-10s %-24s %8s %8s %8s %8s %8s %8s %8s" % (
             "layer (mb 32)", "pass", "fastest cudnn.*", "ms", "floor ms", "fft", "fft cach",
-            "im2col"))
+            "fft crop", "fft cont", "im2col"))
     for (layer, p), g in best.items():
         c = g.get("cudnn")
 
@@ -67,10 +75,10 @@ def main(argv):
             return "%.2fx" % (c[1] / g[name][1]) if c and name in g else "-"
 
         f = floor.get((layer, p))
-        print("%-28s %-10s %-24s %8s %8s %8s %8s %8s" % (
+        print("%-28s %-10s %-24s %8s %8s %8s %8s %8s %8s %8s" % (
             layer[:28], p, c[0][:24] if c else "-", "%.3f" % c[1] if c else "-",
             "%.3f" % f if f else "-", ratio("cuda.fft"), ratio("cuda.fft cached"),
-            ratio("cuda.im2col")))
+            ratio("cuda.fft crop fused"), ratio("cuda.fft contiguous"), ratio("cuda.im2col")))
     status = collections.Counter((r.get("algorithm"), r.get("status")) for r in checked)
     if checked:
         print("check at mb 1 (status per algorithm):")

@@ -34,6 +34,10 @@ std::string cufft_status_name(int status) {
     CONVLAB_NAME(CUFFT_NO_WORKSPACE)
     CONVLAB_NAME(CUFFT_NOT_IMPLEMENTED)
     CONVLAB_NAME(CUFFT_NOT_SUPPORTED)
+    CONVLAB_NAME(CUFFT_MISSING_DEPENDENCY)
+    CONVLAB_NAME(CUFFT_NVRTC_FAILURE)
+    CONVLAB_NAME(CUFFT_NVJITLINK_FAILURE)
+    CONVLAB_NAME(CUFFT_NVSHMEM_FAILURE)
 #undef CONVLAB_NAME
     default:
       return "CUFFT_STATUS_" + std::to_string(status);
@@ -76,6 +80,8 @@ constexpr StatusCode kCufftCodes[] = {
     {CUFFT_INVALID_SIZE, ErrorCode::unsupported},
     {CUFFT_NOT_IMPLEMENTED, ErrorCode::unsupported},
     {CUFFT_NOT_SUPPORTED, ErrorCode::unsupported},
+    // A library cuFFT loads for a feature (nvJitLink for LTO callbacks) is not installed.
+    {CUFFT_MISSING_DEPENDENCY, ErrorCode::unsupported},
     {CUFFT_INVALID_DEVICE, ErrorCode::unavailable},
 };
 

@@ -55,6 +55,7 @@
 // cufftSetWorkArea at every run), and the cuBLAS workspace (settings.hpp) set with
 // cublasSetWorkspace. Plans are made in plan() with cufftMakePlanMany64 (64-bit sizes).
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <algorithm>
 #include <cmath>
@@ -73,7 +74,9 @@
 #include "cuda/common/workspace_layout.hpp"
 #include "cuda_fft_plan.hpp"
 #include "fft_cgemm.hpp"
+#include "fft_crop_callback.hpp"
 #include "fft_kernels.hpp"
+#include "fft_options.hpp"
 #include "fft_passes.hpp"
 
 namespace convlab::cuda {
@@ -95,11 +98,19 @@ class FftPlanHandle {
   ~FftPlanHandle() {
     if (made_) cufftDestroy(handle_);
   }
-  /// Makes the plan of `l` (nothing for rank 0); returns the work-area bytes it needs.
-  std::size_t make(const CufftLayout& l, CUstream_st* stream) {
+  /// Makes the plan of `l` (nothing for rank 0); returns the work-area bytes it needs. With
+  /// `crop_callback` (a C2R of the fused crop), the crop's LTO store callback is attached
+  /// first: cuFFT links it into the plan's kernels while making the plan.
+  std::size_t make(const CufftLayout& l, CUstream_st* stream, bool crop_callback = false) {
     if (l.rank == 0) return 0;
     CONVLAB_CUFFT_CHECK(cufftCreate(&handle_));
     made_ = true;
+    if (crop_callback) {
+      // The callback reads its target from the staging header, not from caller_info.
+      CONVLAB_CUFFT_CHECK(cufftXtSetJITCallback(handle_, kFftCropCallbackSymbol,
+                                                kFftCropCallbackLto, kFftCropCallbackLto_size,
+                                                CUFFT_CB_ST_REAL, caller_info_));
+    }
     CONVLAB_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
     long long n[2] = {l.n[0], l.n[1]}, in[2] = {l.inembed[0], l.inembed[1]},
               out[2] = {l.onembed[0], l.onembed[1]};
@@ -116,6 +127,7 @@ class FftPlanHandle {
  private:
   cufftHandle handle_ = 0;
   bool made_ = false;
+  void* caller_info_[1] = {nullptr};  // one device; kept for the plan's life
 };
 
 // The operations of a pass on the device: the kernels, cuFFT and cuBLAS on the run's stream.
@@ -157,6 +169,20 @@ class DeviceOps final : public FftOps {
             int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst) override {
     launch_crop(placement, staging, hf, wf, planes, dst_h, dst_w, scale, dst, stream_);
   }
+  void inverse_cropped(const CufftLayout& l, float* spectrum, float* real,
+                       const FftCropTarget& target) override {
+    launch_crop_prepare(target, l.batch,
+                        reinterpret_cast<unsigned char*>(real) - kFftCropHeaderBytes, stream_);
+    if (l.rank == 0) {
+      launch_spectrum_to_cropped(spectrum, l.batch, target, stream_);
+    } else {
+      CONVLAB_CUFFT_CHECK(
+          cufftExecC2R(plans_[2].get(), reinterpret_cast<cufftComplex*>(spectrum), real));
+    }
+  }
+  void transpose(const float* src, int64_t rows, int64_t cols, float* dst) override {
+    launch_transpose_complex(src, rows, cols, dst, stream_);
+  }
 
  private:
   CudaContext& context_;
@@ -167,21 +193,25 @@ class DeviceOps final : public FftOps {
 class CudaFftPlan final : public Plan {
  public:
   CudaFftPlan(const ConvProblem& p, Pass pass, CudaContext& context, const GpuSettings& settings,
-              bool cache_filters, FftStaging staging, bool graph)
+              const CudaFftOptions& options)
       : p_(p),
         pass_(pass),
         context_(context),
         tf32_(settings.allow_tf32),
-        cache_filters_(cache_filters && pass != Pass::backward_filter),
-        graph_(graph) {
+        cache_filters_(options.cache_filters && pass != Pass::backward_filter),
+        graph_(options.graph) {
     context_.activate();
     // The plans' work areas decide the last buffer of the geometry: plan, then lay out.
-    schedule_ = fft_schedule(p, pass, 0, staging);
+    const FftStaging staging = options.staging;
+    schedule_ = fft_schedule(p, pass, 0, staging, options.layout, options.crop);
     std::size_t work = 0;
     const CufftLayout* layouts[3] = {&schedule_.input_a, &schedule_.input_b, &schedule_.output};
-    for (int i = 0; i < 3; ++i)
-      work = std::max(work, plans_[i].make(*layouts[i], context_.stream()));
-    schedule_ = fft_schedule(p, pass, static_cast<int64_t>(work), staging);
+    for (int i = 0; i < 3; ++i) {
+      const bool callback = i == 2 && options.crop == FftCrop::fused;
+      work = std::max(work, plans_[i].make(*layouts[i], context_.stream(), callback));
+    }
+    schedule_ =
+        fft_schedule(p, pass, static_cast<int64_t>(work), staging, options.layout, options.crop);
     layout_.add(static_cast<std::size_t>(schedule_.geometry.total_bytes), "FFT buffers");
     cublas_slot_ =
         layout_.add(cublas_workspace_bytes(settings, context.info().cc_major), "cuBLAS");
@@ -193,19 +223,27 @@ class CudaFftPlan final : public Plan {
         {"fft_buffers", static_cast<std::size_t>(g.total_bytes) - g.library_work.bytes},
         {"cufft_work", g.library_work.bytes},
         {"cublas", layout_.size(cublas_slot_)}};
-    info_.details = {{"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
-                     {"bins", std::to_string(schedule_.transform.bins)},
-                     {"layout", schedule_.transform.describe()},
-                     {"staging", staging == FftStaging::fused
-                                     ? "fused (both inputs placed by one launch, side by side)"
-                                     : "separate (one placement launch per input)"},
-                     {"graph", graph ? "on (one CUDA graph per pass: captured on the first run "
-                                       "for a stream and pointers, replayed after)"
-                                     : "off"},
-                     {"filter_transform",
-                      pass == Pass::backward_filter ? "none (w is this pass's output)"
-                      : cache_filters_ ? "cached (reused while w and the workspace stay the same)"
-                                       : "every run"}};
+    info_.details = {
+        {"needed", std::to_string(g.h.needed) + "x" + std::to_string(g.w.needed)},
+        {"bins", std::to_string(schedule_.transform.bins)},
+        {"layout", schedule_.transform.describe()},
+        {"staging", staging == FftStaging::fused
+                        ? "fused (both inputs placed by one launch, side by side)"
+                        : "separate (one placement launch per input)"},
+        {"graph", options.graph ? "on (one CUDA graph per pass: captured on the first run "
+                                  "for a stream and pointers, replayed after)"
+                                : "off"},
+        {"crop", options.crop == FftCrop::fused
+                     ? "fused (the C2R's LTO store callback writes the output)"
+                     : "separate (C2R into the staging, then a crop kernel)"},
+        {"transform_layout", schedule_.transposes()
+                                 ? "contiguous (plane-major transforms, transposed to and from "
+                                   "frequency-major)"
+                                 : "strided (frequency-major through cuFFT's strides)"},
+        {"filter_transform", pass == Pass::backward_filter ? "none (w is this pass's output)"
+                             : cache_filters_
+                                 ? "cached (reused while w and the workspace stay the same)"
+                                 : "every run"}};
   }
 
   std::size_t workspace_bytes() const override { return layout_.bytes(); }
@@ -267,6 +305,16 @@ std::vector<KnobSpec> cuda_fft_knobs() {
       "staging", "fused", {"fused", "separate"}, "",
       "fused: both inputs placed into the transform planes by one launch, side by side (staging "
       "holds both); separate: one placement launch per input, staging holds the largest"));
+  knobs.push_back(choice_knob(
+      "crop", "separate", {"separate", "fused"}, "",
+      "separate: the C2R writes the staging planes and a kernel crops and scales them into the "
+      "output; fused: a cuFFT LTO store callback (linked at plan time, needs nvJitLink) writes "
+      "the kept values scaled into the output, the staging planes neither written nor read"));
+  knobs.push_back(choice_knob(
+      "layout", "strided", {"strided", "contiguous"}, "",
+      "strided: cuFFT reads and writes frequency-major spectra through its strides; "
+      "contiguous: unit-stride batched transforms into a plane-major buffer (8*B*largest "
+      "tensor's planes bytes more) and a transpose kernel to or from frequency-major"));
   knobs.push_back(boolean_knob(
       "graph", false, "",
       "on: the pass is captured into one CUDA graph on the first run for a stream and its "
@@ -294,10 +342,14 @@ class CudaFft final : public CudaStrategy {
                                   const KnobValues& knobs) const override {
     problem.validate();
     const GpuSettings settings = gpu_settings(knobs);
+    CudaFftOptions options;
+    options.cache_filters = knob_boolean(knobs, "cache_filters");
+    options.staging = fft_staging_from(knob_text(knobs, "staging"));
+    options.graph = knob_boolean(knobs, "graph");
+    options.crop = fft_crop_from(knob_text(knobs, "crop"));
+    options.layout = fft_batch_layout_from(knob_text(knobs, "layout"));
     return std::make_unique<CudaFftPlan>(problem, pass, plan_device(kName, settings.device),
-                                         settings, knob_boolean(knobs, "cache_filters"),
-                                         fft_staging_from(knob_text(knobs, "staging")),
-                                         knob_boolean(knobs, "graph"));
+                                         settings, options);
   }
   ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
     // The plan's bound (CudaFftPlan::error_bound) under the default math mode.
@@ -312,9 +364,8 @@ class CudaFft final : public CudaStrategy {
 
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
                                          CudaContext& context, const GpuSettings& settings,
-                                         bool cache_filters, FftStaging staging, bool graph) {
-  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, cache_filters, staging,
-                                       graph);
+                                         const CudaFftOptions& options) {
+  return std::make_unique<CudaFftPlan>(problem, pass, context, settings, options);
 }
 
 void register_cuda_fft(Registry& registry) { registry.add(std::make_unique<CudaFft>()); }

@@ -5,18 +5,16 @@
 
 #include "convlab/algorithm.hpp"
 #include "cuda/common/settings.hpp"
-#include "strategy/fft_staging.hpp"
+#include "fft_options.hpp"
 
 namespace convlab::cuda {
 
 class CudaContext;
 
 /// cuda.fft's plan of `problem` on `context`'s device (the device must be usable), with the
-/// GPU settings and its cache_filters, staging and graph knobs.
+/// GPU settings and what its own knobs decide (their defaults unless given).
 std::unique_ptr<Plan> make_cuda_fft_plan(const ConvProblem& problem, Pass pass,
                                          CudaContext& context, const GpuSettings& settings,
-                                         bool cache_filters = false,
-                                         FftStaging staging = FftStaging::fused,
-                                         bool graph = false);
+                                         const CudaFftOptions& options = {});
 
 }  // namespace convlab::cuda

@@ -1,6 +1,7 @@
 #pragma once
 // Launchers of the cuda.fft kernels (fft_kernels.cu): placing a tensor's planes into the
-// real transform planes, reading a result back out of them, and the 1 x 1 transform. The
+// real transform planes, reading a result back out of them (or, fused, the C2R's store
+// callback's per-element function), transposing spectra, and the 1 x 1 transform. The
 // placement rules are fft_geometry.hpp's. CUDA-free declarations (cudaStream_t is
 // CUstream_st*, cufftComplex is two floats).
 
@@ -87,15 +88,79 @@ CONVLAB_HD bool fft_place_pair_value(const StagedInput& a, const StagedInput& b,
   return true;
 }
 
+/// Whether element (i, j) of a tensor's plane has a slot: the x rows/columns that no kept
+/// output reaches have none, and a pass that writes x gives them zeros.
+CONVLAB_HD bool fft_crop_placed(const FftPlacement& pl, int64_t i, int64_t j) {
+  return i < pl.h.count && j < pl.w.count;
+}
+
 /// Element e of the cropped tensor (`dst` = PlaneSplit::of(dst_h, dst_w)): scale * its
-/// slot's value in the Hf x Wf staging planes, or 0 for an element not placed (x
-/// rows/columns that no kept output reaches).
+/// slot's value in the Hf x Wf staging planes, or 0 for an element not placed.
 CONVLAB_HD float fft_crop_value(const FftPlacement& pl, const PlaneSplit& dst, const float* staging,
                                 int64_t hf, int64_t wf, float scale, int64_t e) {
   int64_t i = 0, j = 0;
   const int64_t p = dst.split(e, &i, &j);
-  if (i >= pl.h.count || j >= pl.w.count) return 0.0f;
+  if (!fft_crop_placed(pl, i, j)) return 0.0f;
   return scale * staging[(p * hf + fft_slot(pl.h, i)) * wf + fft_slot(pl.w, j)];
+}
+
+/// The fused crop (fft_options.hpp): where the C2R's store callback writes. Trivially
+/// copyable; a run writes it into the staging header (fft_geometry.hpp), where the callback,
+/// handed only the staging pointer, finds it.
+struct FftCropTarget {
+  FftPlacement placement;
+  PlacementSteps steps;
+  PlaneSplit staging;  ///< PlaneSplit::of(Hf, Wf): a C2R output offset into (plane, slots)
+  float* dst = nullptr;
+  int64_t dst_h = 0, dst_w = 0;
+  float scale = 1.0f;
+  static FftCropTarget of(const FftPlacement& pl, int64_t hf, int64_t wf, float* dst, int64_t dst_h,
+                          int64_t dst_w, float scale) {
+    return {pl, PlacementSteps::of(pl), PlaneSplit::of(hf, wf), dst, dst_h, dst_w, scale};
+  }
+};
+
+/// Bytes of the staging header: the fused crop's target, rounded up to the workspace's
+/// alignment.
+constexpr int64_t kFftCropHeaderBytes = 256;
+static_assert(sizeof(FftCropTarget) <= kFftCropHeaderBytes, "the crop target outgrew its header");
+
+/// The fused crop's store of `value`, the C2R's result at float `offset` of its real output
+/// (plane q, slot row, slot column at q*Hf*Wf + row*Wf + column, as cufft_layout lays the real
+/// side out for every rank): scale * value into dst where the slot holds a placed element,
+/// nothing elsewhere. A slot holds at most one element and each placed element has one slot,
+/// so the C2R writes every placed element of dst once: the separate crop's value, to the bit
+/// when the C2R's value is the same.
+CONVLAB_HD void fft_crop_store(const FftCropTarget& t, int64_t offset, float value) {
+  int64_t sh = 0, sw = 0;
+  const int64_t q = t.staging.split(offset, &sh, &sw);
+  const int64_t i = fft_element_at(t.placement.h, t.steps.h, sh);
+  const int64_t j = fft_element_at(t.placement.w, t.steps.w, sw);
+  if (i >= 0 && j >= 0) t.dst[(q * t.dst_h + i) * t.dst_w + j] = t.scale * value;
+}
+
+/// The body of the cuFFT store callback: the target is read from the staging header, the
+/// kFftCropHeaderBytes just before `data_out` (the staging pointer the C2R was given).
+CONVLAB_HD void fft_crop_store_at(void* data_out, unsigned long long offset, float value) {
+  const auto* target = reinterpret_cast<const FftCropTarget*>(
+      static_cast<const unsigned char*>(data_out) - kFftCropHeaderBytes);
+  fft_crop_store(*target, static_cast<int64_t>(offset), value);
+}
+
+/// Element e of the fused crop's tensor (`dst` = PlaneSplit::of(dst_h, dst_w)) when it is not
+/// placed: its zero, written before the C2R (which stores only the placed ones).
+CONVLAB_HD void fft_crop_zero_unplaced(const FftCropTarget& t, const PlaneSplit& dst, int64_t e) {
+  int64_t i = 0, j = 0;
+  dst.split(e, &i, &j);
+  if (!fft_crop_placed(t.placement, i, j)) t.dst[e] = 0.0f;
+}
+
+/// Complex element e of the transpose (cols x rows, row-major) of a row-major rows x cols
+/// complex matrix: the index of its source element (`rows` the divisor of e).
+CONVLAB_HD int64_t complex_transpose_source(const FastDivmod& rows, int64_t cols, int64_t e) {
+  int64_t r = 0;
+  const int64_t c = rows.divmod(e, &r);
+  return r * cols + c;
 }
 
 /// staging[p, sh, sw] (planes of Hf x Wf) = src[p, i, j] where (sh, sw) is the slot of
@@ -113,6 +178,21 @@ void launch_place_pair(const StagedInput& a, const StagedInput& b, const FftStag
 void launch_crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
                  int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst,
                  CUstream_st* stream);
+
+/// The fused crop's work before its C2R: `target` into the staging header at `header`, and
+/// the zeros of dst's elements that are not placed (a launch over dst only where some are).
+void launch_crop_prepare(const FftCropTarget& target, int64_t planes, void* header,
+                         CUstream_st* stream);
+
+/// The fused crop of the 1 x 1 transform (rank 0, no cuFFT call): fft_crop_store of
+/// Re spectrum[p] at offset p, for every plane p.
+void launch_spectrum_to_cropped(const float* spectrum, int64_t planes, const FftCropTarget& target,
+                                CUstream_st* stream);
+
+/// dst (cols x rows complex, row-major) = the transpose of src (rows x cols): plane-major
+/// spectra to frequency-major (rows = planes, cols = bins) or back (rows = bins).
+void launch_transpose_complex(const float* src, int64_t rows, int64_t cols, float* dst,
+                              CUstream_st* stream);
 
 /// The 1 x 1 transform (Hf = Wf = 1, one bin), which is the identity: spectrum[p] =
 /// (staging[p], 0) forward, staging[p] = Re spectrum[p] inverse (cuFFT is not asked for a

@@ -44,9 +44,12 @@ inline FftTransform fft_transform(const FftGeometry& g) {
 }
 
 /// The advanced data layout of one batched cuFFT transform between real planes (Hf*Wf floats
-/// apart) and frequency-major spectra (bin b of plane p at b*planes + p), as
-/// cufftMakePlanMany64 takes it: element (batch q, position i0[, i1]) of the input at
-/// q*idist + (i0[*inembed[1] + i1])*istride, likewise the output.
+/// apart) and spectra, as cufftMakePlanMany64 takes it: element (batch q, position i0[, i1])
+/// of the input at q*idist + (i0[*inembed[1] + i1])*istride, likewise the output. The
+/// spectra are frequency-major (bin b of plane p at b*planes + p: the strided layout, which
+/// the per-bin products read directly) or, when `contiguous`, plane-major with each plane's
+/// t.bins bins one after another (p*bins + b: the transform reads and writes unit stride,
+/// and a transpose moves the spectra to or from the frequency-major layout).
 struct CufftLayout {
   int rank = 0;         ///< 0: the identity on one bin, no cuFFT plan
   bool forward = true;  ///< R2C (real planes -> spectra) or C2R
@@ -54,7 +57,8 @@ struct CufftLayout {
   long long istride = 1, idist = 1, ostride = 1, odist = 1, batch = 1;
 };
 
-inline CufftLayout cufft_layout(const FftTransform& t, int64_t planes, bool forward) {
+inline CufftLayout cufft_layout(const FftTransform& t, int64_t planes, bool forward,
+                                bool contiguous = false) {
   CufftLayout l;
   l.rank = t.rank;
   l.forward = forward;
@@ -66,11 +70,15 @@ inline CufftLayout cufft_layout(const FftTransform& t, int64_t planes, bool forw
     l.inembed[d] = forward ? real[d] : half[d];
     l.onembed[d] = forward ? half[d] : real[d];
   }
-  // Real side: planes one after another; complex side: frequency-major.
-  l.istride = forward ? 1 : planes;
-  l.idist = forward ? t.real_plane : 1;
-  l.ostride = forward ? planes : 1;
-  l.odist = forward ? 1 : t.real_plane;
+  // Real side: planes one after another; complex side: frequency-major, or plane-major
+  // (a half plane of a rank-2 transform, Hf*(Wf/2 + 1), or Hf/2 + 1 or Wf/2 + 1 for rank 1,
+  // is exactly t.bins bins).
+  const long long complex_stride = contiguous ? 1 : planes;
+  const long long complex_dist = contiguous ? t.bins : 1;
+  l.istride = forward ? 1 : complex_stride;
+  l.idist = forward ? t.real_plane : complex_dist;
+  l.ostride = forward ? complex_stride : 1;
+  l.odist = forward ? complex_dist : t.real_plane;
   return l;
 }
 

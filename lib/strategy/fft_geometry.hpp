@@ -40,9 +40,18 @@
 ///   plane_major      element (plane p, bin b) at  p * plane_stride + b  (each plane's
 ///                    spectrum contiguous: the FFT reads and writes unit stride; a GEMM
 ///                    vectorised across bins)
-/// Workspace = spectra of x + w + y, real staging (staging_planes planes of Hf*Wf floats),
-/// and the FFT library's work area, each at an offset aligned to `alignment`, in that
-/// order; the executor supplies the staging plane count and the library's work-area bytes.
+/// Workspace = spectra of x + w + y, the optional transpose buffer, the optional staging
+/// header, real staging (staging_planes planes of Hf*Wf floats), and the FFT library's work
+/// area, each at an offset aligned to `alignment`, in that order; the executor supplies the
+/// staging plane count, the library's work-area bytes and whether it needs the two optional
+/// buffers:
+///   transpose       8 * B * max(N*C, K*C/g, N*K) bytes: the plane-major spectra of one
+///                   tensor, for an executor whose transforms write (read) each plane's
+///                   spectrum contiguously and which transposes them to (from) the layout
+///                   its per-bin products read
+///   staging header  `staging_header_bytes` (a multiple of `alignment`) ending exactly where
+///                   the staging starts: for a transform-library callback that is handed the
+///                   staging pointer and finds its run's parameters just before it
 ///
 /// The per-bin matrix product of each pass is described by FftGemm: for group g and bin b,
 ///   out(g, i, j) = sum_l  opA(A(g, i, l)) * opB(B(g, l, j))
@@ -116,6 +125,10 @@ struct FftGeometryOptions {
   /// Make Wf the smallest EVEN smooth size >= the needed width. FFTW plans odd-length r2c
   /// and c2r rows only with its buffered solvers, which allocate inside every execute.
   bool even_w = false;
+  /// Reserve the transpose buffer (file comment).
+  bool transpose_buffer = false;
+  /// Bytes of the staging header (file comment): 0, or a multiple of `alignment`.
+  int64_t staging_header_bytes = 0;
 };
 
 /// Everything an executor needs to run one pass of one problem by FFT.
@@ -131,6 +144,8 @@ struct FftGeometry {
   FftSpectrumLayout layout = FftSpectrumLayout::frequency_major;
   int64_t plane_stride = 0;  ///< plane_major: complex elements between planes (>= bins)
   FftBuffer spectra_x, spectra_w, spectra_y, staging, library_work;
+  FftBuffer transpose;       ///< 0 bytes unless options.transpose_buffer
+  FftBuffer staging_header;  ///< ends at staging.offset; 0 bytes unless asked for
   int64_t staging_planes = 0;
   int64_t total_bytes = 0;  ///< the workspace of the pass
   float scale = 1.0f;       ///< 1/(Hf*Wf): FFTW and cuFFT inverses are unnormalised
@@ -251,13 +266,15 @@ inline FftGeometry fft_geometry(const ConvProblem& p, Pass pass,
   p.validate();
   const int64_t align = options.alignment;
   if (align < 1 || (align & (align - 1)) != 0 || options.bin_multiple < 1 ||
-      options.staging_planes < 0 || options.library_work_bytes < 0) {
+      options.staging_planes < 0 || options.library_work_bytes < 0 ||
+      options.staging_header_bytes < 0 || options.staging_header_bytes % align != 0) {
     throw Error(ErrorCode::invalid_argument,
                 "fft_geometry " + p.descriptor() + ": bad options (alignment " +
                     std::to_string(align) + ", bin_multiple " +
                     std::to_string(options.bin_multiple) + ", staging_planes " +
                     std::to_string(options.staging_planes) + ", library_work_bytes " +
-                    std::to_string(options.library_work_bytes) + ")");
+                    std::to_string(options.library_work_bytes) + ", staging_header_bytes " +
+                    std::to_string(options.staging_header_bytes) + ")");
   }
   FftGeometry g;
   g.pass = pass;
@@ -325,6 +342,10 @@ inline FftGeometry fft_geometry(const ConvProblem& p, Pass pass,
   place(g.spectra_x, checked_mul(g.x_planes, plane_bytes, "x spectra bytes"));
   place(g.spectra_w, checked_mul(g.w_planes, plane_bytes, "w spectra bytes"));
   place(g.spectra_y, checked_mul(g.y_planes, plane_bytes, "y spectra bytes"));
+  place(g.transpose,
+        options.transpose_buffer ? checked_mul(largest, plane_bytes, "transpose buffer bytes") : 0);
+  // Both aligned, the header a multiple of the alignment: the staging starts where it ends.
+  place(g.staging_header, options.staging_header_bytes);
   place(g.staging,
         checked_mul(checked_mul(g.staging_planes, real_plane, "staging"), 4, "staging bytes"));
   place(g.library_work, options.library_work_bytes);

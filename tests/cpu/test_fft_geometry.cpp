@@ -327,5 +327,37 @@ TEST(FftGeometry, WorkspaceLayout) {
   EXPECT_THROW(fft_geometry(p, Pass::forward, bad), Error);
 }
 
+// The optional buffers of an executor with contiguous transforms and a store callback: the
+// transpose buffer holds the largest tensor's spectra, the header ends exactly where the
+// staging starts, and without them the layout is what it was (both 0 bytes, nothing moved).
+TEST(FftGeometry, TransposeBufferAndStagingHeader) {
+  for (const ConvProblem& p : testing::edge_cases()) {
+    for (Pass pass : testing::all_passes()) {
+      FftGeometryOptions o;
+      o.staging_planes = 3;
+      o.library_work_bytes = 100;
+      const FftGeometry plain = fft_geometry(p, pass, o);
+      EXPECT_EQ(plain.transpose.bytes, 0);
+      EXPECT_EQ(plain.staging_header.bytes, 0);
+      o.transpose_buffer = true;
+      o.staging_header_bytes = 512;
+      const FftGeometry g = fft_geometry(p, pass, o);
+      const int64_t largest = std::max({p.n * p.c, p.k * p.c_per_group(), p.n * p.k});
+      EXPECT_EQ(g.transpose.bytes, 8 * g.bins * largest) << p.descriptor();
+      EXPECT_EQ(g.transpose.offset % 256, 0);
+      EXPECT_GE(g.transpose.offset, g.spectra_y.offset + g.spectra_y.bytes);
+      EXPECT_EQ(g.staging_header.bytes, 512);
+      EXPECT_GE(g.staging_header.offset, g.transpose.offset + g.transpose.bytes);
+      EXPECT_EQ(g.staging_header.offset + 512, g.staging.offset) << p.descriptor();
+      EXPECT_EQ(g.staging.bytes, plain.staging.bytes);
+      EXPECT_EQ(g.total_bytes - plain.total_bytes, (g.transpose.bytes + 255) / 256 * 256 + 512);
+    }
+  }
+  const ConvProblem p = problem("mb2ic3ih8oc5kh3");
+  FftGeometryOptions bad;
+  bad.staging_header_bytes = 100;  // not a multiple of the alignment
+  EXPECT_THROW(fft_geometry(p, Pass::forward, bad), Error);
+}
+
 }  // namespace
 }  // namespace convlab

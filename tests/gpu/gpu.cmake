@@ -43,3 +43,42 @@ add_test(NAME find_cudnn.decoy
                  -DCMAKE_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
                  -DCONVLAB_CMAKE_DIR=${PROJECT_SOURCE_DIR}/cmake)
 set_tests_properties(find_cudnn.decoy PROPERTIES LABELS cpu)
+
+# cuda.fft's fused crop callback linked by nvJitLink as cuFFT links it (no GPU needed): a PTX
+# caller made from crop_callback_caller.cu, embedded like the callback itself.
+find_library(CONVLAB_NVJITLINK_LIBRARY nvJitLink HINTS ${CUDAToolkit_LIBRARY_DIR})
+if(CONVLAB_NVJITLINK_LIBRARY)
+  set(_caller_src ${CMAKE_CURRENT_SOURCE_DIR}/gpu/crop_callback_caller.cu)
+  set(_caller_ptx ${CMAKE_CURRENT_BINARY_DIR}/crop_callback_caller.ptx)
+  set(_caller_cpp ${CMAKE_CURRENT_BINARY_DIR}/crop_callback_caller_ptx.cpp)
+  get_target_property(_callback_arch convlab_cuda CONVLAB_CROP_CALLBACK_ARCH)
+  set(_caller_ccbin "")
+  if(CMAKE_CUDA_HOST_COMPILER)
+    set(_caller_ccbin -ccbin ${CMAKE_CUDA_HOST_COMPILER})
+  endif()
+  add_custom_command(
+    OUTPUT ${_caller_ptx}
+    COMMAND ${CMAKE_CUDA_COMPILER} ${_caller_ccbin} -rdc=true -ptx -arch=compute_${_callback_arch}
+            ${_caller_src} -o ${_caller_ptx}
+    DEPENDS ${_caller_src}
+    VERBATIM)
+  add_custom_command(
+    OUTPUT ${_caller_cpp}
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${_caller_ptx} -DOUTPUT=${_caller_cpp}
+            -DSYMBOL=kCropCallbackCallerPtx -DNAMESPACE=convlab::testing
+            -P ${PROJECT_SOURCE_DIR}/cmake/ConvlabEmbedBytes.cmake
+    DEPENDS ${_caller_ptx} ${PROJECT_SOURCE_DIR}/cmake/ConvlabEmbedBytes.cmake
+    VERBATIM)
+  convlab_add_test(test_cuda_fft_callback cpu gpu/test_cuda_fft_callback.cpp)
+  target_sources(test_cuda_fft_callback PRIVATE ${_caller_cpp})
+  # sm_90 (the lent GPUs), or the callback's own architecture when that is newer.
+  set(_link_arch 90)
+  if(_callback_arch GREATER 90)
+    set(_link_arch ${_callback_arch})
+  endif()
+  target_compile_definitions(test_cuda_fft_callback PRIVATE CONVLAB_LINK_ARCH=${_link_arch})
+  target_include_directories(test_cuda_fft_callback PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(test_cuda_fft_callback PRIVATE convlab_cuda ${CONVLAB_NVJITLINK_LIBRARY})
+else()
+  message(STATUS "nvJitLink not found: test_cuda_fft_callback (the crop callback links) not built")
+endif()

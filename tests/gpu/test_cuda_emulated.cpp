@@ -12,6 +12,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -96,9 +97,37 @@ class HostFftOps final : public cuda::FftOps {
         staging[e] = v;
     }
   }
-  // cuFFT's R2C / C2R over the layout's batch: the half spectrum along the last dimension,
-  // memory addressed by inembed/onembed, strides and distances.
   void transform(int, const cuda::CufftLayout& l, float* real, float* spectrum) override {
+    run_transform(l, real, spectrum, nullptr);
+  }
+  // The fused crop as the device runs it: the target into the staging header, the unplaced
+  // zeros, then the C2R with every value handed to the store callback's body at the offset
+  // cuFFT would store it at.
+  void inverse_cropped(const cuda::CufftLayout& l, float* spectrum, float* real,
+                       const cuda::FftCropTarget& target) override {
+    std::memcpy(reinterpret_cast<unsigned char*>(real) - cuda::kFftCropHeaderBytes, &target,
+                sizeof target);
+    const auto split = cuda::PlaneSplit::of(target.dst_h, target.dst_w);
+    for (int64_t e = 0; e < l.batch * target.dst_h * target.dst_w; ++e) {
+      cuda::fft_crop_zero_unplaced(target, split, e);
+    }
+    const std::function<void(int64_t, float)> store = [&](int64_t offset, float v) {
+      cuda::fft_crop_store_at(real, static_cast<unsigned long long>(offset), v);
+    };
+    run_transform(l, real, spectrum, &store);
+  }
+  void transpose(const float* src, int64_t rows, int64_t cols, float* dst) override {
+    const FastDivmod by_rows = FastDivmod::make(rows);
+    for (int64_t e = 0; e < rows * cols; ++e) {
+      const int64_t from = cuda::complex_transpose_source(by_rows, cols, e);
+      dst[2 * e] = src[2 * from], dst[2 * e + 1] = src[2 * from + 1];
+    }
+  }
+  // cuFFT's R2C / C2R over the layout's batch: the half spectrum along the last dimension,
+  // memory addressed by inembed/onembed, strides and distances. With `store`, the C2R hands
+  // each real value and its offset from `real` to it instead of writing it (a store callback).
+  void run_transform(const cuda::CufftLayout& l, float* real, float* spectrum,
+                     const std::function<void(int64_t, float)>* store) {
     float* const sp = spectrum;
     const int64_t n0 = l.n[0], n1 = l.rank == 2 ? l.n[1] : 1;
     const int64_t half1 = l.rank == 2 ? n1 / 2 + 1 : 1;
@@ -109,6 +138,14 @@ class HostFftOps final : public cuda::FftOps {
       const long long dist = l.forward ? l.idist : l.odist;
       const int64_t pos = l.rank == 2 ? i0 * e[1] + i1 : i0;
       return real[q * dist + pos * stride];
+    };
+    auto real_out = [&](int64_t q, int64_t i0, int64_t i1, float v) {
+      if (!store) {
+        real_at(q, i0, i1) = v;
+        return;
+      }
+      const int64_t pos = l.rank == 2 ? i0 * l.onembed[1] + i1 : i0;
+      (*store)(q * l.odist + pos * l.ostride, v);
     };
     auto spec_at = [&](int64_t q, int64_t k0, int64_t k1) -> float* {
       const long long* e = l.forward ? l.onembed : l.inembed;
@@ -122,7 +159,7 @@ class HostFftOps final : public cuda::FftOps {
         if (l.forward) {
           spec_at(q, 0, 0)[0] = real_at(q, 0, 0), spec_at(q, 0, 0)[1] = 0;
         } else {
-          real_at(q, 0, 0) = spec_at(q, 0, 0)[0];
+          real_out(q, 0, 0, spec_at(q, 0, 0)[0]);
         }
         continue;
       }
@@ -158,7 +195,7 @@ class HostFftOps final : public cuda::FftOps {
             float* v = spec_at(q, k0, k1);
             v[0] = float(full[k0 * n1 + k1].real()), v[1] = float(full[k0 * n1 + k1].imag());
           } else {
-            real_at(q, k0, k1) = float(full[k0 * n1 + k1].real());
+            real_out(q, k0, k1, float(full[k0 * n1 + k1].real()));
           }
         }
     }
@@ -277,6 +314,96 @@ TEST(CudaFftEmulated, CorpusUnderEveryStaging) {
         algorithm.name(), std::string("emulated, staging ") + to_string(staging), summary, seed));
     EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
   }
+}
+
+// The knobs crop and layout: every combination other than the default (run above) against
+// the reference over the corpus.
+TEST(CudaFftEmulated, CorpusUnderEveryCropAndLayout) {
+  const uint64_t seed = testing::run_seed() + 5;
+  const Algorithm& algorithm = registry().get("cuda.fft");
+  const std::vector<ConvProblem> problems = corpus(seed, 20);
+  const std::pair<cuda::FftBatchLayout, cuda::FftCrop> variants[] = {
+      {cuda::FftBatchLayout::strided, cuda::FftCrop::fused},
+      {cuda::FftBatchLayout::contiguous, cuda::FftCrop::separate},
+      {cuda::FftBatchLayout::contiguous, cuda::FftCrop::fused}};
+  for (const auto& [layout, crop] : variants) {
+    const auto summary = emulate(
+        problems, seed, Fill::uniform, [&](const ConvProblem& p, Pass pass, HostTensors& t) {
+          const cuda::FftSchedule s =
+              cuda::fft_schedule(p, pass, 0, FftStaging::fused, layout, crop);
+          HostWorkspace ws(static_cast<std::size_t>(s.geometry.total_bytes));
+          HostFftOps ops;
+          cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
+          return algorithm.error_bound(p, pass);
+        });
+    EXPECT_TRUE(testing::report_corpus(
+        algorithm.name(),
+        std::string("emulated, layout ") + to_string(layout) + ", crop " + to_string(crop), summary,
+        seed));
+    EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3));
+  }
+}
+
+// Odd sizes, strides above 1 in either axis, asymmetric padding, dilation, groups, a column,
+// a row and a 1 x 1 plane: the shapes where the crop reads sparse slots, drops rows of x
+// (unplaced elements) or the transform degenerates.
+std::vector<ConvProblem> crop_shapes() {
+  std::vector<ConvProblem> shapes;
+  auto add = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
+                 int64_t ph, int64_t pw, int64_t ph_end, int64_t pw_end, int64_t sh, int64_t sw,
+                 int64_t dh, int64_t dw, int64_t groups) {
+    ConvProblem p;
+    p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
+    p.pad_h = ph, p.pad_w = pw, p.pad_h_end = ph_end, p.pad_w_end = pw_end;
+    p.stride_h = sh, p.stride_w = sw, p.dilation_h = dh, p.dilation_w = dw, p.groups = groups;
+    p.validate();
+    shapes.push_back(p);
+  };
+  add(2, 3, 11, 9, 5, 3, 3, 1, 0, 2, 1, 2, 3, 1, 1, 1);   // strides 2 and 3, asymmetric pads
+  add(1, 4, 13, 7, 6, 5, 2, 2, 1, 0, 0, 3, 2, 1, 2, 2);   // dropped x rows, dilation, groups
+  add(3, 2, 7, 1, 3, 3, 1, 1, 0, 1, 0, 2, 1, 1, 1, 1);    // a column: Wf = 1
+  add(2, 3, 1, 10, 2, 1, 4, 0, 2, 0, 1, 1, 3, 1, 1, 1);   // a row: Hf = 1
+  add(2, 5, 1, 1, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);    // 1 x 1: the identity transform
+  add(1, 6, 10, 12, 4, 4, 3, 0, 1, 3, 0, 2, 2, 2, 1, 2);  // even and odd, all at once
+  return shapes;
+}
+
+// The fused crop and the contiguous layout move data differently but compute the same
+// numbers: every variant's output equals the default's bit for bit (the emulated transforms
+// compute each value the same way whatever the addressing), all three passes.
+TEST(CudaFftEmulated, CropAndLayoutVariantsGiveTheDefaultsBits) {
+  const uint64_t seed = testing::run_seed() + 7;
+  int compared = 0;
+  for (const ConvProblem& p : crop_shapes()) {
+    for (Pass pass : testing::all_passes()) {
+      auto run = [&](FftStaging staging, cuda::FftBatchLayout layout, cuda::FftCrop crop) {
+        const cuda::FftSchedule s = cuda::fft_schedule(p, pass, 0, staging, layout, crop);
+        HostWorkspace ws(static_cast<std::size_t>(s.geometry.total_bytes));
+        HostTensors t = make_inputs(p, pass, seed);  // the output poisoned with NaNs
+        HostFftOps ops;
+        cuda::run_fft_pass(p, s, {t.x.data(), t.w.data(), t.y.data()}, ws.data(), ops);
+        return t.output(pass);
+      };
+      const std::vector<float> expected =
+          run(FftStaging::fused, cuda::FftBatchLayout::strided, cuda::FftCrop::separate);
+      ASSERT_TRUE(std::none_of(expected.begin(), expected.end(), [](float v) {
+        return std::isnan(v);
+      })) << p.descriptor();
+      for (FftStaging staging : {FftStaging::fused, FftStaging::separate}) {
+        for (auto layout : {cuda::FftBatchLayout::strided, cuda::FftBatchLayout::contiguous}) {
+          for (auto crop : {cuda::FftCrop::separate, cuda::FftCrop::fused}) {
+            const std::vector<float> got = run(staging, layout, crop);
+            ASSERT_EQ(got.size(), expected.size());
+            EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0)
+                << p.descriptor() << " " << to_string(pass) << ": staging " << to_string(staging)
+                << ", layout " << to_string(layout) << ", crop " << to_string(crop);
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, static_cast<int>(crop_shapes().size()) * 3 * 8);
 }
 
 // cache_filters: a second run that reuses the w spectra left in the workspace gives the same

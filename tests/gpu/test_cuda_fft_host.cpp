@@ -7,9 +7,11 @@
 
 #include <complex>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cuda/fft/fft_cgemm.hpp"
+#include "cuda/fft/fft_options.hpp"
 #include "cuda/fft/fft_transform.hpp"
 #include "support/conv_tester.hpp"
 
@@ -149,6 +151,50 @@ TEST(CudaFftTransform, RankAndBins) {
   t = cuda::fft_transform(g);
   EXPECT_EQ(t.rank, 0);
   EXPECT_EQ(t.bins, 1);
+}
+
+// The complex side of every transform: frequency-major through the strides (strided) or each
+// plane's bins one after another (contiguous), the real side the same in both.
+TEST(CudaFftTransform, StridedAndContiguousLayouts) {
+  ConvProblem p;
+  p.n = 2, p.c = 3, p.k = 4, p.h = 9, p.w = 7, p.r = 3, p.s = 2;
+  const FftGeometry g = fft_geometry(p, Pass::forward);
+  const cuda::FftTransform t = cuda::fft_transform(g);
+  const int64_t planes = g.x_planes;
+  for (bool forward : {true, false}) {
+    const cuda::CufftLayout s = cuda::cufft_layout(t, planes, forward);
+    const cuda::CufftLayout c = cuda::cufft_layout(t, planes, forward, true);
+    const long long real_stride = 1, real_dist = g.h.size * g.w.size;
+    EXPECT_EQ(forward ? s.istride : s.ostride, real_stride);
+    EXPECT_EQ(forward ? c.istride : c.ostride, real_stride);
+    EXPECT_EQ(forward ? s.idist : s.odist, real_dist);
+    EXPECT_EQ(forward ? c.idist : c.odist, real_dist);
+    EXPECT_EQ(forward ? s.ostride : s.istride, planes);  // bin b of plane p at b*planes + p
+    EXPECT_EQ(forward ? s.odist : s.idist, 1);
+    EXPECT_EQ(forward ? c.ostride : c.istride, 1);  // at p*bins + b
+    EXPECT_EQ(forward ? c.odist : c.idist, t.bins);
+    EXPECT_EQ(t.bins, g.h.size * (g.w.size / 2 + 1));
+  }
+}
+
+TEST(CudaFftOptions, KnobValuesAreParsedOrRefusedByName) {
+  EXPECT_EQ(cuda::fft_crop_from("separate"), cuda::FftCrop::separate);
+  EXPECT_EQ(cuda::fft_crop_from("fused"), cuda::FftCrop::fused);
+  EXPECT_EQ(cuda::fft_batch_layout_from("strided"), cuda::FftBatchLayout::strided);
+  EXPECT_EQ(cuda::fft_batch_layout_from("contiguous"), cuda::FftBatchLayout::contiguous);
+  for (const char* bad : {"", "Fused", "callback"}) {
+    try {
+      cuda::fft_crop_from(bad);
+      ADD_FAILURE() << "crop '" << bad << "' accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos);
+    }
+  }
+  EXPECT_THROW(cuda::fft_batch_layout_from("plane_major"), Error);
+  // The defaults are the behaviour before the knobs existed.
+  const cuda::CudaFftOptions defaults;
+  EXPECT_EQ(defaults.crop, cuda::FftCrop::separate);
+  EXPECT_EQ(defaults.layout, cuda::FftBatchLayout::strided);
 }
 
 }  // namespace

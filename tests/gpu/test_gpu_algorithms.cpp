@@ -5,6 +5,7 @@
 // and deterministic algorithms are checked bitwise run to run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "convlab/harness.hpp"
 #include "convlab/registry.hpp"
 #include "cuda/im2col/cuda_im2col.hpp"
+#include "strategy/fft_geometry.hpp"
 #include "strategy/winograd_host.hpp"
 #include "support/conv_tester.hpp"
 
@@ -179,6 +181,48 @@ TEST(CudaFftStagings, EachMatchesTheReference) {
         EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
             << "staging " << staging << " " << to_string(pass) << " " << p.descriptor() << " (seed "
             << seed << "): " << r.detail;
+        ++seed;
+      }
+    }
+  }
+}
+
+// cuda.fft under the non-default values of its crop and layout knobs (the fused crop's cuFFT
+// LTO callback, the contiguous transforms with their transposes), alone and together: each
+// against the reference on the edge cases, and the plan info says what it runs.
+TEST(CudaFftCropAndLayout, EachMatchesTheReference) {
+  const Algorithm& a = registry().get("cuda.fft");
+  if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
+  uint64_t seed = run_seed() + 11;
+  const KnobValues variants[] = {{{"crop", "fused"}},
+                                 {{"layout", "contiguous"}},
+                                 {{"crop", "fused"}, {"layout", "contiguous"}},
+                                 {{"crop", "fused"}, {"staging", "separate"}}};
+  for (const KnobValues& knobs : variants) {
+    std::string label;
+    for (const auto& [name, value] : knobs) label += name + "=" + value + " ";
+    for (const ConvProblem& p : testing::edge_cases()) {
+      for (Pass pass : all_passes()) {
+        auto plan = a.plan(p, pass, knobs);
+        const auto& details = plan->info().details;
+        auto says = [&](const std::string& key, const std::string& prefix) {
+          return std::any_of(details.begin(), details.end(), [&](const auto& d) {
+            return d.first == key && d.second.rfind(prefix, 0) == 0;
+          });
+        };
+        if (knobs.count("crop")) EXPECT_TRUE(says("crop", "fused")) << plan->info().describe();
+        const FftGeometry g = fft_geometry(p, pass);
+        if (knobs.count("layout") && (g.h.size > 1 || g.w.size > 1)) {
+          EXPECT_TRUE(says("transform_layout", "contiguous")) << plan->info().describe();
+        }
+        const HostTensors host = make_inputs(p, pass, seed);
+        CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
+        plan->run(buffers.tensors(), buffers.workspace());
+        const AccuracyReport r = compare_with_reference(
+            p, pass, host, buffers.download_output(pass), a.error_bound(p, pass));
+        EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
+            << label << to_string(pass) << " " << p.descriptor() << " (seed " << seed
+            << "): " << r.detail;
         ++seed;
       }
     }

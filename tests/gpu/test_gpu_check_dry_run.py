@@ -11,6 +11,8 @@ Usage: test_gpu_check_dry_run.py GPU_CHECK BUILD_DIR SCRATCH_DIR
    a binary that does not load (exit 127) is FAIL, never NO-GPU; a device line that says
    "not usable" without the marker is no GPU; a sweep cut by the time limit keeps the rows
    that finished and is SKIP, and a phase with no time left is SKIP.
+3. The summary table's cuda.fft columns (default, cached filters, fused crop, contiguous
+   layout) each read their own sweep file.
 """
 import os
 import re
@@ -88,7 +90,7 @@ def dry_run(gpu_check, build, scratch):
         sys.exit(77)
     expect(code == 3, "the dry run exited %d, not 3 (no GPU)" % code)
     for phase in ("probe", "workspace", "math_modes", "graphs", "ceilings", "gpu_tests", "sweep",
-                  "sweep_cached", "check"):
+                  "sweep_cached", "sweep_crop", "sweep_layout", "check"):
         expect(table.get(phase) == "NO-GPU", "%s is %s, not NO-GPU" % (phase, table.get(phase)))
     for phase in ("env", "host_tests", "convbench"):
         expect(table.get(phase) == "PASS", "%s is %s, not PASS" % (phase, table.get(phase)))
@@ -200,9 +202,32 @@ def classifier(gpu_check, scratch):
     check_layout(out)
 
 
+def knob_columns(gpu_check, scratch):
+    """The summary table's cuda.fft columns: each knob sweep's time relative to cuDNN's."""
+    table = os.path.join(os.path.dirname(gpu_check), "gpu_check_table.py")
+    header = "layer,pass,algorithm,status,time_ms\n"
+    files = {"sweep": "L1,fwd,cudnn.gemm,ok,2.0\nL1,fwd,cuda.fft,ok,1.0\n",
+             "cached": "L1,fwd,cuda.fft,ok,0.8\n", "crop": "L1,fwd,cuda.fft,ok,0.5\n",
+             "contiguous": "L1,fwd,cuda.fft,ok,4.0\n"}
+    paths = {}
+    for name, body in files.items():
+        paths[name] = os.path.join(scratch, "table_%s.csv" % name)
+        with open(paths[name], "w") as f:
+            f.write(header + body)
+    missing = os.path.join(scratch, "absent.csv")
+    text = subprocess.run([sys.executable, table, paths["sweep"], missing, missing,
+                           paths["cached"], paths["crop"], paths["contiguous"]],
+                          capture_output=True, text=True).stdout
+    row = next((line.split() for line in text.splitlines() if line.startswith("L1")), [])
+    # fastest cudnn, ms, floor, fft, fft cached, fft crop, fft contiguous, im2col
+    expect(row[2:] == ["cudnn.gemm", "2.000", "-", "2.00x", "2.50x", "4.00x", "0.50x", "-"],
+           "the table's cuda.fft columns: %s" % text)
+
+
 def main():
     gpu_check, build, scratch = sys.argv[1:4]
     os.makedirs(scratch, exist_ok=True)
+    knob_columns(gpu_check, scratch)
     dry_run(gpu_check, build, scratch)
     classifier(gpu_check, scratch)
     if failures:
