@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include "grid.hpp"
 #include "status.hpp"
 
 #define CONVLAB_CUDA_CHECK(call) \
@@ -16,3 +17,13 @@
 #define CONVLAB_CUDA_CHECK_LAUNCH(kernel)                                          \
   CONVLAB_CHECK_STATUS_AS(cudaError_t, cudaSuccess, fail_cuda, cudaGetLastError(), \
                           "launch of " kernel)
+
+/// Launches the grid-stride `kernel(...)` over `elements` items on `stream` with the shape of
+/// grid.hpp, then checks the launch naming the kernel: the two lines every launcher of a
+/// grid-stride kernel would otherwise repeat. For .cu files (the launch syntax is nvcc's).
+#define CONVLAB_LAUNCH_GRID_STRIDE(kernel, elements, stream, ...)                          \
+  do {                                                                                     \
+    kernel<<<::convlab::cuda::grid_for(elements), ::convlab::cuda::kThreads, 0, stream>>>( \
+        __VA_ARGS__);                                                                      \
+    CONVLAB_CUDA_CHECK_LAUNCH(#kernel);                                                    \
+  } while (0)

@@ -27,6 +27,19 @@ namespace {
 
 constexpr const char* kName = "cudnn.find";
 
+// One cudnnFind*AlgorithmEx call, `find(max, &count, results)`, and the pick among what it
+// returns: the same in every pass but for the results' type and the call (named by `call` in
+// a failure).
+template <typename Perf, typename Find>
+FindPick find_and_pick(const char* call, std::size_t budget, bool tf32, const Find& find) {
+  constexpr int kMax = 16;
+  Perf results[kMax];
+  int count = 0;
+  CONVLAB_CHECK_STATUS_AS(cudnnStatus_t, CUDNN_STATUS_SUCCESS, fail_cudnn,
+                          find(kMax, &count, results), call);
+  return pick_find_result(results, count, budget, tf32);
+}
+
 FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescriptors& d,
                    const ConvProblem& p, Pass pass, std::size_t find_budget, bool tf32) {
   context.activate();
@@ -40,30 +53,31 @@ FindPick find_best(CudaContext& context, cudnnHandle_t handle, const CudnnDescri
   const MemInfo memory = context.mem_info();
   const std::size_t budget = std::min(find_budget, memory.free / 10 * 9);
   DeviceBuffer workspace(context, budget);
-  constexpr int kMax = 16;
-  int count = 0;
+  void* trial = workspace.data();
   switch (pass) {
-    case Pass::forward: {
-      cudnnConvolutionFwdAlgoPerf_t r[kMax];
-      CONVLAB_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-          handle, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), kMax, &count, r,
-          workspace.data(), budget));
-      return pick_find_result(r, count, budget, tf32);
-    }
-    case Pass::backward_data: {
-      cudnnConvolutionBwdDataAlgoPerf_t r[kMax];
-      CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-          handle, d.w, w.data(), d.y, y.data(), d.conv, d.x, x.data(), kMax, &count, r,
-          workspace.data(), budget));
-      return pick_find_result(r, count, budget, tf32);
-    }
-    case Pass::backward_filter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t r[kMax];
-      CONVLAB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-          handle, d.x, x.data(), d.y, y.data(), d.conv, d.w, w.data(), kMax, &count, r,
-          workspace.data(), budget));
-      return pick_find_result(r, count, budget, tf32);
-    }
+    case Pass::forward:
+      return find_and_pick<cudnnConvolutionFwdAlgoPerf_t>(
+          "cudnnFindConvolutionForwardAlgorithmEx", budget, tf32, [&](int max, int* n, auto* r) {
+            return cudnnFindConvolutionForwardAlgorithmEx(handle, d.x, x.data(), d.w, w.data(),
+                                                          d.conv, d.y, y.data(), max, n, r, trial,
+                                                          budget);
+          });
+    case Pass::backward_data:
+      return find_and_pick<cudnnConvolutionBwdDataAlgoPerf_t>(
+          "cudnnFindConvolutionBackwardDataAlgorithmEx", budget, tf32,
+          [&](int max, int* n, auto* r) {
+            return cudnnFindConvolutionBackwardDataAlgorithmEx(handle, d.w, w.data(), d.y, y.data(),
+                                                               d.conv, d.x, x.data(), max, n, r,
+                                                               trial, budget);
+          });
+    case Pass::backward_filter:
+      return find_and_pick<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx", budget, tf32,
+          [&](int max, int* n, auto* r) {
+            return cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, d.x, x.data(), d.y,
+                                                                 y.data(), d.conv, d.w, w.data(),
+                                                                 max, n, r, trial, budget);
+          });
   }
   return {};
 }

@@ -105,27 +105,23 @@ void launch_place(const FftPlacement& placement, const float* src, int64_t src_h
                   int64_t planes, int64_t hf, int64_t wf, float* staging, CUstream_st* stream) {
   // The divisors are made here, on the host, once per launch (no device work, capturable).
   const int64_t total = planes * hf * wf;
-  place_kernel<<<grid_for(total), kThreads, 0, stream>>>(placement, PlacementSteps::of(placement),
-                                                         PlaneSplit::of(hf, wf), src, src_h, src_w,
-                                                         total, staging);
-  CONVLAB_CUDA_CHECK_LAUNCH("place_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(place_kernel, total, stream, placement, PlacementSteps::of(placement),
+                             PlaneSplit::of(hf, wf), src, src_h, src_w, total, staging);
 }
 
 void launch_place_pair(const StagedInput& a, const StagedInput& b, const FftStagingLayout& layout,
                        int64_t hf, int64_t wf, float* staging, CUstream_st* stream) {
   const int64_t covered = layout.covered();
-  place_pair_kernel<<<grid_for(covered), kThreads, 0, stream>>>(
-      a, b, layout.a_floats, layout.b_offset, PlaneSplit::of(hf, wf), covered, staging);
-  CONVLAB_CUDA_CHECK_LAUNCH("place_pair_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(place_pair_kernel, covered, stream, a, b, layout.a_floats,
+                             layout.b_offset, PlaneSplit::of(hf, wf), covered, staging);
 }
 
 void launch_crop(const FftPlacement& placement, const float* staging, int64_t hf, int64_t wf,
                  int64_t planes, int64_t dst_h, int64_t dst_w, float scale, float* dst,
                  CUstream_st* stream) {
   const int64_t total = planes * dst_h * dst_w;
-  crop_kernel<<<grid_for(total), kThreads, 0, stream>>>(placement, PlaneSplit::of(dst_h, dst_w),
-                                                        staging, hf, wf, total, scale, dst);
-  CONVLAB_CUDA_CHECK_LAUNCH("crop_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(crop_kernel, total, stream, placement, PlaneSplit::of(dst_h, dst_w),
+                             staging, hf, wf, total, scale, dst);
 }
 
 void launch_crop_prepare(const FftCropTarget& target, int64_t planes, void* header,
@@ -135,17 +131,15 @@ void launch_crop_prepare(const FftCropTarget& target, int64_t planes, void* head
   const bool unplaced =
       target.placement.h.count < target.dst_h || target.placement.w.count < target.dst_w;
   const int64_t total = unplaced ? planes * target.dst_h * target.dst_w : 0;
-  crop_prepare_kernel<<<grid_for(total), kThreads, 0, stream>>>(
-      target, static_cast<FftCropTarget*>(header), PlaneSplit::of(target.dst_h, target.dst_w),
-      total);
-  CONVLAB_CUDA_CHECK_LAUNCH("crop_prepare_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(crop_prepare_kernel, total, stream, target,
+                             static_cast<FftCropTarget*>(header),
+                             PlaneSplit::of(target.dst_h, target.dst_w), total);
 }
 
 void launch_spectrum_to_cropped(const float* spectrum, int64_t planes, const FftCropTarget& target,
                                 CUstream_st* stream) {
-  spectrum_to_cropped_kernel<<<grid_for(planes), kThreads, 0, stream>>>(
-      reinterpret_cast<const float2*>(spectrum), planes, target);
-  CONVLAB_CUDA_CHECK_LAUNCH("spectrum_to_cropped_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(spectrum_to_cropped_kernel, planes, stream,
+                             reinterpret_cast<const float2*>(spectrum), planes, target);
 }
 
 void launch_transpose_complex(const float* src, int64_t rows, int64_t cols, float* dst,
@@ -161,16 +155,14 @@ void launch_transpose_complex(const float* src, int64_t rows, int64_t cols, floa
 
 void launch_real_to_spectrum(const float* staging, int64_t planes, float* spectrum,
                              CUstream_st* stream) {
-  real_to_spectrum_kernel<<<grid_for(planes), kThreads, 0, stream>>>(
-      staging, planes, reinterpret_cast<float2*>(spectrum));
-  CONVLAB_CUDA_CHECK_LAUNCH("real_to_spectrum_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(real_to_spectrum_kernel, planes, stream, staging, planes,
+                             reinterpret_cast<float2*>(spectrum));
 }
 
 void launch_spectrum_to_real(const float* spectrum, int64_t planes, float* staging,
                              CUstream_st* stream) {
-  spectrum_to_real_kernel<<<grid_for(planes), kThreads, 0, stream>>>(
-      reinterpret_cast<const float2*>(spectrum), planes, staging);
-  CONVLAB_CUDA_CHECK_LAUNCH("spectrum_to_real_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(spectrum_to_real_kernel, planes, stream,
+                             reinterpret_cast<const float2*>(spectrum), planes, staging);
 }
 
 }  // namespace convlab::cuda

@@ -20,17 +20,23 @@ __global__ void gather_patches_kernel(TiledFftGeometry g, TiledBatch b, int64_t 
   CONVLAB_GRID_STRIDE(e, total) { patches[e] = tiled_patch_value(g, b, channels, h, w, src, e); }
 }
 
+// The elements of a batch's tiles: what the tile gather and scatter run over.
+__host__ __device__ inline int64_t tile_elements(const TiledFftGeometry& g, TiledBatch b,
+                                                 int64_t channels) {
+  return b.count * channels * g.h.tile * g.w.tile;
+}
+
 __global__ void gather_tiles_kernel(TiledFftGeometry g, TiledBatch b, int64_t channels, int64_t oh,
                                     int64_t ow, const float* __restrict__ dy,
                                     float* __restrict__ tiles) {
-  const int64_t total = b.count * channels * g.h.tile * g.w.tile;
+  const int64_t total = tile_elements(g, b, channels);
   CONVLAB_GRID_STRIDE(e, total) { tiles[e] = tiled_tile_value(g, b, channels, oh, ow, dy, e); }
 }
 
 __global__ void scatter_tiles_kernel(TiledFftGeometry g, TiledBatch b, int64_t channels, int64_t oh,
                                      int64_t ow, const float* __restrict__ tiles,
                                      float* __restrict__ y) {
-  const int64_t total = b.count * channels * g.h.tile * g.w.tile;
+  const int64_t total = tile_elements(g, b, channels);
   CONVLAB_GRID_STRIDE(e, total) {
     const int64_t i = tiled_y_index(g, b, channels, oh, ow, e);
     if (i >= 0) y[i] = tiles[e];
@@ -54,38 +60,33 @@ __global__ void accumulate_kernel(const float* __restrict__ src, int64_t n,
 void launch_tiled_gather_patches(const TiledFftGeometry& g, TiledBatch b, int64_t channels,
                                  int64_t h, int64_t w, const float* src, float* patches,
                                  CUstream_st* stream) {
-  gather_patches_kernel<<<grid_for(b.count * channels * g.h.patch * g.w.patch), kThreads, 0,
-                          stream>>>(g, b, channels, h, w, src, patches);
-  CONVLAB_CUDA_CHECK_LAUNCH("gather_patches_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(gather_patches_kernel, b.count * channels * g.h.patch * g.w.patch,
+                             stream, g, b, channels, h, w, src, patches);
 }
 
 void launch_tiled_gather_tiles(const TiledFftGeometry& g, TiledBatch b, int64_t channels,
                                int64_t oh, int64_t ow, const float* dy, float* tiles,
                                CUstream_st* stream) {
-  gather_tiles_kernel<<<grid_for(b.count * channels * g.h.tile * g.w.tile), kThreads, 0, stream>>>(
-      g, b, channels, oh, ow, dy, tiles);
-  CONVLAB_CUDA_CHECK_LAUNCH("gather_tiles_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(gather_tiles_kernel, tile_elements(g, b, channels), stream, g, b,
+                             channels, oh, ow, dy, tiles);
 }
 
 void launch_tiled_scatter_tiles(const TiledFftGeometry& g, TiledBatch b, int64_t channels,
                                 int64_t oh, int64_t ow, const float* tiles, float* y,
                                 CUstream_st* stream) {
-  scatter_tiles_kernel<<<grid_for(b.count * channels * g.h.tile * g.w.tile), kThreads, 0, stream>>>(
-      g, b, channels, oh, ow, tiles, y);
-  CONVLAB_CUDA_CHECK_LAUNCH("scatter_tiles_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(scatter_tiles_kernel, tile_elements(g, b, channels), stream, g, b,
+                             channels, oh, ow, tiles, y);
 }
 
 void launch_tiled_add_patches(const TiledFftGeometry& g, TiledBatch b, int64_t channels, int64_t h,
                               int64_t w, const float* patches, float* dx, CUstream_st* stream) {
   float* first = dx + tiled_first_image(g, b) * channels * h * w;
-  add_patches_kernel<<<grid_for(tiled_images(g, b) * channels * h * w), kThreads, 0, stream>>>(
-      g, b, channels, h, w, patches, first);
-  CONVLAB_CUDA_CHECK_LAUNCH("add_patches_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(add_patches_kernel, tiled_images(g, b) * channels * h * w, stream, g,
+                             b, channels, h, w, patches, first);
 }
 
 void launch_tiled_accumulate(const float* src, int64_t n, float* dst, CUstream_st* stream) {
-  accumulate_kernel<<<grid_for(n), kThreads, 0, stream>>>(src, n, dst);
-  CONVLAB_CUDA_CHECK_LAUNCH("accumulate_kernel");
+  CONVLAB_LAUNCH_GRID_STRIDE(accumulate_kernel, n, stream, src, n, dst);
 }
 
 }  // namespace convlab::cuda

@@ -28,40 +28,49 @@ struct PassRunner {
     return g;
   }
 
-  void forward(const float* x, const float* w, float* y) {
+  // The loop of both data passes: per group its filters, then the 1x1 shortcut over every
+  // image at once, or per chunk of images the chunk's first image, size and geometry.
+  template <typename Pointwise, typename Chunk>
+  void each_group_and_chunk(const float* w, const Pointwise& pointwise, const Chunk& chunk_step) {
     for (int64_t g = 0; g < p.groups; ++g) {
       const float* w_g = w + g * kg() * L();
-      if (l.pointwise) {  // col_m = x_m: one batched GEMM over every image
-        ops.gemm('N', 'N', P(), kg(), L(), x + g * cg() * P(), P(), image_x(), w_g, L(), 0, 0.0f,
-                 y + g * kg() * P(), P(), image_y(), p.n);
+      if (l.pointwise) {
+        pointwise(g, w_g);
         continue;
       }
       for (int64_t chunk = 0; chunk < l.chunks; ++chunk) {
-        const int64_t n0 = first(chunk), m = count(chunk);
-        const Im2colGeometry geo = geometry(m);
-        ops.im2col(geo, x + n0 * image_x() + group_offset(geo, g), col);
-        ops.gemm('N', 'N', P(), kg(), L(), col, m * P(), P(), w_g, L(), 0, 0.0f,
-                 y + n0 * image_y() + g * kg() * P(), P(), image_y(), m);
+        const int64_t m = count(chunk);
+        chunk_step(g, w_g, first(chunk), m, geometry(m));
       }
     }
   }
 
+  void forward(const float* x, const float* w, float* y) {
+    each_group_and_chunk(
+        w,
+        [&](int64_t g, const float* w_g) {  // col_m = x_m: one batched GEMM over every image
+          ops.gemm('N', 'N', P(), kg(), L(), x + g * cg() * P(), P(), image_x(), w_g, L(), 0, 0.0f,
+                   y + g * kg() * P(), P(), image_y(), p.n);
+        },
+        [&](int64_t g, const float* w_g, int64_t n0, int64_t m, const Im2colGeometry& geo) {
+          ops.im2col(geo, x + n0 * image_x() + group_offset(geo, g), col);
+          ops.gemm('N', 'N', P(), kg(), L(), col, m * P(), P(), w_g, L(), 0, 0.0f,
+                   y + n0 * image_y() + g * kg() * P(), P(), image_y(), m);
+        });
+  }
+
   void backward_data(const float* dy, const float* w, float* dx) {
-    for (int64_t g = 0; g < p.groups; ++g) {
-      const float* w_g = w + g * kg() * L();
-      if (l.pointwise) {  // dx_m = W^T dY_m written in place
-        ops.gemm('N', 'T', P(), L(), kg(), dy + g * kg() * P(), P(), image_y(), w_g, L(), 0, 0.0f,
-                 dx + g * cg() * P(), P(), image_x(), p.n);
-        continue;
-      }
-      for (int64_t chunk = 0; chunk < l.chunks; ++chunk) {
-        const int64_t n0 = first(chunk), m = count(chunk);
-        const Im2colGeometry geo = geometry(m);
-        ops.gemm('N', 'T', P(), L(), kg(), dy + n0 * image_y() + g * kg() * P(), P(), image_y(),
-                 w_g, L(), 0, 0.0f, col, m * P(), P(), m);
-        ops.col2im(geo, col, dx + n0 * image_x() + group_offset(geo, g));
-      }
-    }
+    each_group_and_chunk(
+        w,
+        [&](int64_t g, const float* w_g) {  // dx_m = W^T dY_m written in place
+          ops.gemm('N', 'T', P(), L(), kg(), dy + g * kg() * P(), P(), image_y(), w_g, L(), 0, 0.0f,
+                   dx + g * cg() * P(), P(), image_x(), p.n);
+        },
+        [&](int64_t g, const float* w_g, int64_t n0, int64_t m, const Im2colGeometry& geo) {
+          ops.gemm('N', 'T', P(), L(), kg(), dy + n0 * image_y() + g * kg() * P(), P(), image_y(),
+                   w_g, L(), 0, 0.0f, col, m * P(), P(), m);
+          ops.col2im(geo, col, dx + n0 * image_x() + group_offset(geo, g));
+        });
   }
 
   void backward_filter(const float* x, const float* dy, float* dw) {
