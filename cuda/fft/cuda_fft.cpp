@@ -35,6 +35,18 @@
 // spectra of the output; C2R -> staging; crop with the scale into the output tensor. Fused
 // saves one launch and costs staging room for both inputs; neither has been timed on a GPU.
 //
+// Crop fused into the inverse (knob crop, default separate; fft_options.hpp): with
+// crop=fused the C2R's output goes through a cuFFT LTO store callback (fft_crop_callback.cu,
+// attached to the C2R plan before it is made) that keeps each value landing on a kept slot,
+// scaled, at its output element, and drops the rest: the staging planes are not written by
+// the C2R nor read back. The callback is handed only the C2R's output pointer (the staging),
+// so a run first writes the crop's target into the staging header just before it, and zeros
+// x's unplaced rows and columns (fft_kernels.hpp: FftCropTarget, fft_crop_store).
+//
+// Contiguous transforms (knob layout, default strided): with layout=contiguous the R2Cs write
+// plane-major spectra (unit stride) into the transpose buffer and a transpose kernel moves
+// them to frequency-major; the output's spectra are transposed back before its C2R.
+//
 // One graph per pass (knob graph, default off): the run's launches are captured into one CUDA
 // graph on the first run for a stream and its pointers and replayed with cudaGraphLaunch
 // after; other pointers capture again and update it (pass_graph.hpp). Off by default: the
@@ -50,7 +62,9 @@
 // plans). Off, every run transforms w, as training needs (its weights change every step).
 //
 // Workspace (fft_geometry.hpp's total_bytes, then cuBLAS's): spectra of x, w and y
-// (8 bytes * planes * B each), staging (4 bytes * Hf*Wf * the largest tensor's planes), the
+// (8 bytes * planes * B each), with layout=contiguous the transpose buffer (8 bytes * B * the
+// largest tensor's planes), with crop=fused the 256-byte staging header, staging (4 bytes *
+// Hf*Wf * the largest tensor's planes, or both inputs' with staging=fused), the
 // cuFFT work area (the largest of the three plans', cufftSetAutoAllocation(0), placed with
 // cufftSetWorkArea at every run), and the cuBLAS workspace (settings.hpp) set with
 // cublasSetWorkspace. Plans are made in plan() with cufftMakePlanMany64 (64-bit sizes).

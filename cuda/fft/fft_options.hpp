@@ -14,8 +14,9 @@
 //                      moves it to (from) the frequency-major layout of the per-bin products
 
 #include <string>
+#include <utility>
 
-#include "convlab/error.hpp"
+#include "convlab/knobs.hpp"
 #include "strategy/fft_staging.hpp"
 
 namespace convlab::cuda {
@@ -30,18 +31,16 @@ inline const char* to_string(FftBatchLayout l) {
 
 /// Parses the crop knob's value; Error{invalid_argument} names anything else.
 inline FftCrop fft_crop_from(const std::string& text) {
-  if (text == "separate") return FftCrop::separate;
-  if (text == "fused") return FftCrop::fused;
-  throw Error(ErrorCode::invalid_argument,
-              "FFT crop '" + text + "' is neither 'separate' nor 'fused'");
+  static constexpr std::pair<const char*, FftCrop> kChoices[] = {{"separate", FftCrop::separate},
+                                                                 {"fused", FftCrop::fused}};
+  return knob_choice("FFT crop", text, kChoices);
 }
 
 /// Parses the layout knob's value; Error{invalid_argument} names anything else.
 inline FftBatchLayout fft_batch_layout_from(const std::string& text) {
-  if (text == "strided") return FftBatchLayout::strided;
-  if (text == "contiguous") return FftBatchLayout::contiguous;
-  throw Error(ErrorCode::invalid_argument,
-              "FFT layout '" + text + "' is neither 'strided' nor 'contiguous'");
+  static constexpr std::pair<const char*, FftBatchLayout> kChoices[] = {
+      {"strided", FftBatchLayout::strided}, {"contiguous", FftBatchLayout::contiguous}};
+  return knob_choice("FFT layout", text, kChoices);
 }
 
 /// Everything the knobs of cuda.fft decide about a plan (the GPU settings aside).

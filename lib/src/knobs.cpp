@@ -236,4 +236,13 @@ const std::string& knob_text(const KnobValues& knobs, std::string_view name) {
   return find(knobs, name);
 }
 
+void throw_unknown_choice(std::string_view what, std::string_view text,
+                          const std::vector<std::string_view>& choices) {
+  std::string message = std::string(what) + " '" + std::string(text) + "' is not one of ";
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    message += (i ? ", '" : "'") + std::string(choices[i]) + "'";
+  }
+  throw Error(ErrorCode::invalid_argument, message);
+}
+
 }  // namespace convlab

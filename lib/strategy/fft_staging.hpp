@@ -17,8 +17,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "convlab/error.hpp"
+#include "convlab/knobs.hpp"
 #include "strategy/fft_geometry.hpp"
 
 namespace convlab {
@@ -29,10 +31,9 @@ inline const char* to_string(FftStaging s) { return s == FftStaging::fused ? "fu
 
 /// Parses a knob value ("fused" or "separate"); Error{invalid_argument} names anything else.
 inline FftStaging fft_staging_from(const std::string& text) {
-  if (text == "fused") return FftStaging::fused;
-  if (text == "separate") return FftStaging::separate;
-  throw Error(ErrorCode::invalid_argument,
-              "FFT staging '" + text + "' is neither 'fused' nor 'separate'");
+  static constexpr std::pair<const char*, FftStaging> kChoices[] = {
+      {"fused", FftStaging::fused}, {"separate", FftStaging::separate}};
+  return knob_choice("FFT staging", text, kChoices);
 }
 
 /// The inputs' regions in the staging buffer (floats from its start).

@@ -48,29 +48,13 @@ set_tests_properties(find_cudnn.decoy PROPERTIES LABELS cpu)
 # caller made from crop_callback_caller.cu, embedded like the callback itself.
 find_library(CONVLAB_NVJITLINK_LIBRARY nvJitLink HINTS ${CUDAToolkit_LIBRARY_DIR})
 if(CONVLAB_NVJITLINK_LIBRARY)
-  set(_caller_src ${CMAKE_CURRENT_SOURCE_DIR}/gpu/crop_callback_caller.cu)
-  set(_caller_ptx ${CMAKE_CURRENT_BINARY_DIR}/crop_callback_caller.ptx)
-  set(_caller_cpp ${CMAKE_CURRENT_BINARY_DIR}/crop_callback_caller_ptx.cpp)
   get_target_property(_callback_arch convlab_cuda CONVLAB_CROP_CALLBACK_ARCH)
-  set(_caller_ccbin "")
-  if(CMAKE_CUDA_HOST_COMPILER)
-    set(_caller_ccbin -ccbin ${CMAKE_CUDA_HOST_COMPILER})
-  endif()
-  add_custom_command(
-    OUTPUT ${_caller_ptx}
-    COMMAND ${CMAKE_CUDA_COMPILER} ${_caller_ccbin} -rdc=true -ptx -arch=compute_${_callback_arch}
-            ${_caller_src} -o ${_caller_ptx}
-    DEPENDS ${_caller_src}
-    VERBATIM)
-  add_custom_command(
-    OUTPUT ${_caller_cpp}
-    COMMAND ${CMAKE_COMMAND} -DINPUT=${_caller_ptx} -DOUTPUT=${_caller_cpp}
-            -DSYMBOL=kCropCallbackCallerPtx -DNAMESPACE=convlab::testing
-            -P ${PROJECT_SOURCE_DIR}/cmake/ConvlabEmbedBytes.cmake
-    DEPENDS ${_caller_ptx} ${PROJECT_SOURCE_DIR}/cmake/ConvlabEmbedBytes.cmake
-    VERBATIM)
+  include(ConvlabNvccEmbed)
   convlab_add_test(test_cuda_fft_callback cpu gpu/test_cuda_fft_callback.cpp)
-  target_sources(test_cuda_fft_callback PRIVATE ${_caller_cpp})
+  convlab_embed_nvcc(TARGET test_cuda_fft_callback
+                     SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/gpu/crop_callback_caller.cu KIND ptx
+                     ARCH ${_callback_arch} SYMBOL kCropCallbackCallerPtx
+                     NAMESPACE convlab::testing)
   # sm_90 (the lent GPUs), or the callback's own architecture when that is newer.
   set(_link_arch 90)
   if(_callback_arch GREATER 90)

@@ -157,76 +157,59 @@ TEST(CudaFftCachedFilters, SecondRunReusesTheSpectra) {
   }
 }
 
-// cuda.fft under both values of its staging knob (the registry default is fused, which the
-// suites above run): each against the reference on the edge cases, and the plan info says
-// which staging it runs.
-TEST(CudaFftStagings, EachMatchesTheReference) {
-  const Algorithm& a = registry().get("cuda.fft");
-  if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
-  uint64_t seed = run_seed() + 9;
-  for (const std::string staging : {"fused", "separate"}) {
-    for (const ConvProblem& p : testing::edge_cases()) {
-      for (Pass pass : all_passes()) {
-        auto plan = a.plan(p, pass, {{"staging", staging}});
-        bool said = false;
-        for (const auto& d : plan->info().details) {
-          said = said || (d.first == "staging" && d.second.rfind(staging, 0) == 0);
-        }
-        EXPECT_TRUE(said) << plan->info().describe();
-        const HostTensors host = make_inputs(p, pass, seed);
-        CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
-        plan->run(buffers.tensors(), buffers.workspace());
-        const AccuracyReport r = compare_with_reference(
-            p, pass, host, buffers.download_output(pass), a.error_bound(p, pass));
-        EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
-            << "staging " << staging << " " << to_string(pass) << " " << p.descriptor() << " (seed "
-            << seed << "): " << r.detail;
-        ++seed;
+// cuda.fft planned with `knobs` on every edge case and pass, from `seed` on: each against the
+// reference, and the plan info names each knob's value (staging and crop under their own
+// names, layout as transform_layout, except for a 1 x 1 plane, whose identity transform has
+// no layout).
+void check_cuda_fft_knobs(const Algorithm& a, const KnobValues& knobs, uint64_t seed) {
+  std::string label;
+  for (const auto& [name, value] : knobs) label += name + "=" + value + " ";
+  for (const ConvProblem& p : testing::edge_cases()) {
+    for (Pass pass : all_passes()) {
+      auto plan = a.plan(p, pass, knobs);
+      const FftGeometry g = fft_geometry(p, pass);
+      for (const auto& [name, value] : knobs) {
+        const std::string key = name == "layout" ? "transform_layout" : name;
+        if (key == "transform_layout" && g.h.size == 1 && g.w.size == 1) continue;
+        const auto& details = plan->info().details;
+        EXPECT_TRUE(std::any_of(
+            details.begin(), details.end(),
+            [&](const auto& d) { return d.first == key && d.second.rfind(value, 0) == 0; }))
+            << label << plan->info().describe();
       }
+      const HostTensors host = make_inputs(p, pass, seed);
+      CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
+      plan->run(buffers.tensors(), buffers.workspace());
+      const AccuracyReport r = compare_with_reference(p, pass, host, buffers.download_output(pass),
+                                                      a.error_bound(p, pass));
+      EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
+          << label << to_string(pass) << " " << p.descriptor() << " (seed " << seed
+          << "): " << r.detail;
+      ++seed;
     }
   }
 }
 
+// cuda.fft under both values of its staging knob (the registry default is fused, which the
+// suites above run).
+TEST(CudaFftStagings, EachMatchesTheReference) {
+  const Algorithm& a = registry().get("cuda.fft");
+  if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
+  for (const std::string staging : {"fused", "separate"}) {
+    check_cuda_fft_knobs(a, {{"staging", staging}}, run_seed() + 9);
+  }
+}
+
 // cuda.fft under the non-default values of its crop and layout knobs (the fused crop's cuFFT
-// LTO callback, the contiguous transforms with their transposes), alone and together: each
-// against the reference on the edge cases, and the plan info says what it runs.
+// LTO callback, the contiguous transforms with their transposes), alone and together.
 TEST(CudaFftCropAndLayout, EachMatchesTheReference) {
   const Algorithm& a = registry().get("cuda.fft");
   if (!a.available()) GTEST_SKIP() << "cuda.fft not available here: " << a.available().reason;
-  uint64_t seed = run_seed() + 11;
   const KnobValues variants[] = {{{"crop", "fused"}},
                                  {{"layout", "contiguous"}},
                                  {{"crop", "fused"}, {"layout", "contiguous"}},
                                  {{"crop", "fused"}, {"staging", "separate"}}};
-  for (const KnobValues& knobs : variants) {
-    std::string label;
-    for (const auto& [name, value] : knobs) label += name + "=" + value + " ";
-    for (const ConvProblem& p : testing::edge_cases()) {
-      for (Pass pass : all_passes()) {
-        auto plan = a.plan(p, pass, knobs);
-        const auto& details = plan->info().details;
-        auto says = [&](const std::string& key, const std::string& prefix) {
-          return std::any_of(details.begin(), details.end(), [&](const auto& d) {
-            return d.first == key && d.second.rfind(prefix, 0) == 0;
-          });
-        };
-        if (knobs.count("crop")) EXPECT_TRUE(says("crop", "fused")) << plan->info().describe();
-        const FftGeometry g = fft_geometry(p, pass);
-        if (knobs.count("layout") && (g.h.size > 1 || g.w.size > 1)) {
-          EXPECT_TRUE(says("transform_layout", "contiguous")) << plan->info().describe();
-        }
-        const HostTensors host = make_inputs(p, pass, seed);
-        CaseBuffers buffers(a.context(), p, host, plan->workspace_bytes());
-        plan->run(buffers.tensors(), buffers.workspace());
-        const AccuracyReport r = compare_with_reference(
-            p, pass, host, buffers.download_output(pass), a.error_bound(p, pass));
-        EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
-            << label << to_string(pass) << " " << p.descriptor() << " (seed " << seed
-            << "): " << r.detail;
-        ++seed;
-      }
-    }
-  }
+  for (const KnobValues& knobs : variants) check_cuda_fft_knobs(a, knobs, run_seed() + 11);
 }
 
 }  // namespace

@@ -81,6 +81,24 @@ std::optional<std::size_t> knob_bytes(const KnobValues& knobs, std::string_view 
 bool knob_boolean(const KnobValues& knobs, std::string_view name);
 const std::string& knob_text(const KnobValues& knobs, std::string_view name);
 
+/// Throws Error{invalid_argument}: "`what` '`text`' is not one of 'a', 'b', ...".
+[[noreturn]] void throw_unknown_choice(std::string_view what, std::string_view text,
+                                       const std::vector<std::string_view>& choices);
+
+/// What `text` selects among `choices` ({a choice knob's text, its value} pairs): a choice
+/// knob read into an enum. Throws Error{invalid_argument} naming `what`, the text and the
+/// choices for a text that is none of them.
+template <typename Value, std::size_t N>
+Value knob_choice(std::string_view what, std::string_view text,
+                  const std::pair<const char*, Value> (&choices)[N]) {
+  std::vector<std::string_view> names;
+  for (const auto& choice : choices) {
+    if (text == choice.first) return choice.second;
+    names.push_back(choice.first);
+  }
+  throw_unknown_choice(what, text, names);
+}
+
 /// The value of an environment variable that documents a default (a knob's, or a sweep
 /// setting such as Slurm's array index), or nullopt when unset. This is the only place the
 /// library reads the environment; every variable read is remembered for the metadata.
