@@ -217,10 +217,11 @@ Allowance allowance(const Algorithm& algorithm, const Plan& plan) {
     // By the GEMM library the plan's gemm knob chose (onednn, openblas or eigen).
     const std::string& gemm = chosen.knobs.at("gemm");
     if (gemm == "onednn") {
-      // dnnl_sgemm mallocs its packing buffer around every call: up to 672 KB in one run of
-      // these problems at 2 threads (it grows with the GEMM's shape: 13 MB at n = 8192, k >=
-      // 1152, measured on dnnl_sgemm alone), which is why it is not the default.
-      return {-1, int64_t{num_threads()} * (512 << 10), 0, "oneDNN's sgemm packing buffers"};
+      // dnnl_sgemm mallocs its packing buffer around every call: 0.67-1.1 MB of heap growth
+      // in one run of these problems at 2 threads, depending on how the threads' calls
+      // overlap (it grows with the GEMM's shape: 13 MB at n = 8192, k >= 1152, measured on
+      // dnnl_sgemm alone), which is why it is not the default.
+      return {-1, int64_t{num_threads()} * (1 << 20), 0, "oneDNN's sgemm packing buffers"};
     }
     if (gemm == "openblas") {
       // OpenBLAS 0.3.21: its small-matrix kernels (sgemm_small_kernel_*) malloc and free a few
