@@ -75,12 +75,19 @@ const convlab::Card& sweep_card(const std::string& path, const convlab::CardData
 
 std::string real(double v) { return format_real(v); }
 
+// Three significant digits: a range's ends are as uncertain as the spread between them.
+std::string short_real(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
 
 const std::vector<std::string>& predict_columns() {
   static const std::vector<std::string> columns = {
-      "kind",   "suite",      "layer",      "descriptor", "pass",       "algorithm",
-      "family", "card",       "flops",      "bytes",      "compute_ms", "memory_ms",
-      "bound",  "efficiency", "calibrated", "time_ms",    "rank"};
+      "kind", "suite", "layer", "descriptor", "pass", "algorithm", "family", "card", "flops",
+      "bytes", "compute_ms", "memory_ms", "bound", "efficiency", "calibrated", "time_ms", "rank",
+      // Last, so that readers of the earlier columns by position still work.
+      "predicted_ms_low", "predicted_ms_high"};
   return columns;
 }
 
@@ -180,7 +187,9 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
                           {"bound", p.memory_bound ? "memory" : "compute"},
                           {"efficiency", real(p.efficiency)},
                           {"calibrated", p.calibrated ? "yes" : "no"},
-                          {"time_ms", real(p.time_ms)}});
+                          {"time_ms", real(p.time_ms)},
+                          {"predicted_ms_low", p.range ? real(p.range->low_ms) : ""},
+                          {"predicted_ms_high", p.range ? real(p.range->high_ms) : ""}});
         }
         total.best += best * static_cast<double>(l.layer.repeat);
       }
@@ -256,8 +265,11 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
           auto it = r.find(c);
           if (c == "kind" || it == r.end()) continue;
           const bool number = c == "flops" || c == "bytes" || c == "compute_ms" ||
-                              c == "memory_ms" || c == "efficiency" || c == "time_ms";
-          if (number) {
+                              c == "memory_ms" || c == "efficiency" || c == "time_ms" ||
+                              c == "predicted_ms_low" || c == "predicted_ms_high";
+          if (number && it->second.empty()) {
+            object[c] = nullptr;  // an uncalibrated prediction has no range
+          } else if (number) {
             object[c] = std::stod(it->second);
           } else if (c == "rank") {
             object[c] = std::stoll(it->second);
@@ -278,7 +290,9 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
         table.push_back({r.at("suite"), r.at("rank"), r.at("card"), r.at("time_ms")});
       }
       print_table(out, {"network", "rank", "card", "total_ms"}, table);
-      out << "\nPer case (predicted ms" << (calibration ? ", * = calibrated" : "") << ")\n";
+      out << "\nPer case (predicted ms"
+          << (calibration ? ", * = calibrated, (low-high) = the calibration's per-case range" : "")
+          << ")\n";
       std::vector<std::string> titles = {"layer", "pass", "algorithm",
                                          cards.empty() ? "bound" : "bound@" + cards[0]->id};
       for (const auto* c : cards) titles.push_back(c->id);
@@ -294,7 +308,12 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
           cells = {r.at("layer").empty() ? r.at("descriptor") : r.at("layer"), r.at("pass"),
                    r.at("algorithm"), r.at("bound")};
         }
-        cells.push_back(r.at("time_ms") + (r.at("calibrated") == "yes" ? "*" : ""));
+        std::string cell = r.at("time_ms") + (r.at("calibrated") == "yes" ? "*" : "");
+        if (!r.at("predicted_ms_low").empty()) {
+          cell += " (" + short_real(std::stod(r.at("predicted_ms_low"))) + "\u2013" +
+                  short_real(std::stod(r.at("predicted_ms_high"))) + ")";
+        }
+        cells.push_back(cell);
       }
       std::vector<std::vector<std::string>> cases;
       for (const std::string& k : case_order) cases.push_back(by_case[k]);

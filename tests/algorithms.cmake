@@ -13,7 +13,7 @@ if(CONVLAB_HAVE_FFTW)  # cpu.fft is only built with FFTW
 endif()
 convlab_add_test(test_cards cpu cpu/test_cards.cpp)
 convlab_add_test(test_memory_model cpu cpu/test_memory_model.cpp)
-convlab_add_test(test_select cpu cpu/test_select.cpp)
+convlab_add_test(test_select cpu cpu/test_select.cpp cpu/test_predicted_range.cpp)
 if(CONVLAB_HAVE_CUDA)  # host logic of cuda/ (runs without a GPU) and the GPU suites
   convlab_add_test(test_cuda_host cpu gpu/test_cuda_host.cpp)
   convlab_add_test(test_cuda_fft_host cpu gpu/test_cuda_fft_host.cpp)

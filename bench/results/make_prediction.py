@@ -102,8 +102,11 @@ def section(convbench, sources):
     lines += ["What this does not validate: cards other than the one published here, libraries "
               "newer than 2015 (the efficiencies are fbfft's and Caffe's, not convlab's own "
               "`cuda.fft`/`cuda.im2col`, which were not measured on a GPU), and the rounding of "
-              "the published whole milliseconds (L4's 2 ms is ±25%). `convbench predict` "
-              "itself still prints a point, not this range.", "", END]
+              "the published whole milliseconds (L4's 2 ms is ±25%). The range is the one "
+              "`convbench predict --calibrate` prints (roofline over the largest and smallest "
+              "ratio); the point here is the median ratio, not the library's time-weighted "
+              "efficiency, because a published backward time covers two passes in one number, "
+              "which a sweep row cannot hold.", "", END]
     return "\n".join(lines)
 
 

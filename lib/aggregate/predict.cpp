@@ -29,7 +29,8 @@
 //
 // The roofline of a count on a card is max(flops / fp32 peak, bytes / bandwidth). A
 // calibration divides it by the efficiency the algorithm reached on the card a sweep was
-// measured on, efficiency = sum(roofline) / sum(measured) over the sweep's cases.
+// measured on, efficiency = sum(roofline) / sum(measured) over the sweep's cases, and the
+// range divides it by the largest and smallest per-case ratio roofline / measured.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -133,9 +134,16 @@ Prediction predict(const AlgorithmInfo& algorithm, const ConvProblem& problem, P
   Prediction p = roofline(work_count(algorithm_family(algorithm), problem, pass), card);
   if (calibration) {
     if (const Calibration::Entry* e = calibration->find(algorithm.name)) {
+      const double roofline_ms = p.time_ms;
       p.efficiency = e->efficiency;
       p.calibrated = true;
-      p.time_ms /= e->efficiency;
+      p.time_ms = roofline_ms / e->efficiency;
+      if (e->min_ratio > 0 && e->max_ratio >= e->min_ratio) {
+        // The efficiency is a time-weighted mean of the per-case ratios, so it lies between
+        // them; min/max with the point only absorbs rounding when every ratio is the same.
+        p.range = PredictedRange{std::min(p.time_ms, roofline_ms / e->max_ratio),
+                                 std::max(p.time_ms, roofline_ms / e->min_ratio)};
+      }
     }
   }
   return p;

@@ -216,6 +216,8 @@ class MemoryAndPredict(unittest.TestCase):
                                    max(float(x["compute_ms"]), float(x["memory_ms"])),
                                    delta=1e-5 * float(x["time_ms"]))
             self.assertEqual(x["calibrated"], "no")
+            # A roofline is a bound, not a spread: no range without a calibration.
+            self.assertEqual((x["predicted_ms_low"], x["predicted_ms_high"]), ("", ""))
         ranking = [x for x in rows if x["kind"] == "ranking" and
                    x["algorithm"] == "fastest per case"]
         self.assertEqual([x["card"] for x in ranking], ["h200", "gtx970", "gtx580"])
@@ -248,6 +250,22 @@ class MemoryAndPredict(unittest.TestCase):
                 self.assertLessEqual(predicted, hi * (1 + 1e-5), algo)
                 self.assertTrue(all(x["calibrated"] == "yes" for x in rows
                                     if x["kind"] == "case" and x["algorithm"] == algo))
+            # Each range holds its point, and on the card the sweep ran on, each measured
+            # case lies inside the range predicted for it.
+            ranges = {(x["descriptor"], x["pass"], x["algorithm"]):
+                      (float(x["predicted_ms_low"]), float(x["time_ms"]),
+                       float(x["predicted_ms_high"]))
+                      for x in rows if x["kind"] == "case"}
+            for low, point, high in ranges.values():
+                self.assertLessEqual(low, point)
+                self.assertLessEqual(point, high)
+            for x in measured:
+                low, _, high = ranges[(x["descriptor"], x["pass"], x["algorithm"])]
+                self.assertGreaterEqual(float(x["time_ms"]), low * (1 - 1e-5), x)
+                self.assertLessEqual(float(x["time_ms"]), high * (1 + 1e-5), x)
+            table = convbench("predict", *SMALL, *CPU, "--cards", str(cards), "--calibrate",
+                              str(sweep), "--calibrate-card", "host", "--passes", "fwd")
+            self.assertRegex(table.stdout, r"\d\* \([0-9.e+-]+\u2013[0-9.e+-]+\)")
 
 
     def test_predict_finds_the_card_of_a_gpu_sweep(self):

@@ -156,6 +156,14 @@ struct Calibration {
 Calibration calibrate(const std::vector<MeasuredTime>& times, const Card& measured_on,
                       std::string_view device = {});
 
+/// The times a calibrated prediction spans: the roofline divided by the largest and by the
+/// smallest per-case ratio of the calibration entry, so each case of the calibrating sweep,
+/// predicted with its own ratio, lies inside.
+struct PredictedRange {
+  double low_ms = 0;   ///< roofline / max_ratio (the case the roofline fit best)
+  double high_ms = 0;  ///< roofline / min_ratio (the case the roofline fit worst)
+};
+
 /// A predicted time.
 struct Prediction {
   double time_ms = 0;         ///< the roofline (divided by the efficiency when calibrated)
@@ -164,13 +172,17 @@ struct Prediction {
   bool memory_bound = false;  ///< memory_ms > compute_ms
   double efficiency = 1;      ///< the calibration applied (1 when none)
   bool calibrated = false;    ///< whether a calibration entry for the algorithm was applied
+  /// Set when calibrated from an entry with per-case ratios; it holds time_ms. An
+  /// uncalibrated roofline has none: a bound is not a spread.
+  std::optional<PredictedRange> range;
   WorkCount work;
 };
 
 /// The roofline of a count on a card.
 Prediction roofline(const WorkCount& work, const Card& card);
 /// The roofline of an algorithm's pass on a card, divided by the algorithm's efficiency in
-/// `calibration` when it has one (an algorithm the calibration lacks stays uncalibrated).
+/// `calibration` when it has one (an algorithm the calibration lacks stays uncalibrated), with
+/// the range of its per-case ratios.
 Prediction predict(const AlgorithmInfo& algorithm, const ConvProblem& problem, Pass pass,
                    const Card& card, const Calibration* calibration = nullptr);
 /// predict() of the registered algorithm of that name.
