@@ -29,7 +29,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
       "--check\n"
       "  convbench run --suite resnet50 --mb 32 --algos 'cpu.*' --out resnet50.csv\n"
       "  convbench run --suite vgg16 --card gtx970 --select --out vgg16.csv --resume\n"
-      "  convbench run --shape mb8ic64ih56oc64kh3ph1 --vary kh=1:7:2 --passes fwd --format csv\n");
+      "  convbench run --shape mb8ic64ih56oc64kh3ph1 --vary kh=1:7:2 --passes fwd --dry-run\n");
   repeatable(run->add_option("--shape", o.shapes,
                              "A benchdnn descriptor, e.g. mb32ic64ih56oc64kh3ph1, once per "
                              "--shape"),
@@ -126,6 +126,11 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "(random, element I of the first input NaN or +Inf)")
       ->type_name("KIND")
       ->capture_default_str();
+  run->add_flag("--dry-run", o.dry_run,
+                "List the cases the sweep would run (after --match, --shard, --resume) with "
+                "their memory and, with --calibrate, their estimated time; run nothing and "
+                "write no file");
+  add_calibration_options(run, o.calibration, " (with --dry-run: estimated times)");
   return run;
 }
 

@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "options/calibration_flags.hpp"
+
 namespace convbench {
 
 /// Bad input (a flag value, a file, a name): main prints the message on one line and exits 2.
@@ -59,6 +61,8 @@ struct RunOptions : LayerOptions {
   std::optional<std::string> device;         ///< --device N: the `device` knob of every algorithm
   std::optional<std::string> worker;         ///< --worker d/D: set by --devices for a worker
   std::vector<std::string> argv;             ///< the command line, for --devices' workers
+  bool dry_run = false;  ///< --dry-run: list the cases with their memory, run nothing
+  CalibrationFlags calibration;  ///< --calibrate...: the dry run's time estimates
 };
 
 /// Help text for an option given once per value (`--shape A --shape B`): CLI11 would print

@@ -1,9 +1,7 @@
 // `convbench predict`: the roofline of docs/prediction.md per layer x pass x algorithm x card,
 // optionally calibrated by a measured sweep, and a ranking of the cards for each network.
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -11,6 +9,7 @@
 #include "context.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "options/calibration_flags.hpp"
 #include "output/output_file.hpp"
 #include "output/report.hpp"
 #include "reporters.hpp"
@@ -20,67 +19,7 @@ namespace convbench {
 
 namespace {
 
-std::string normalized(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    }
-  }
-  return out;
-}
-
-std::string devices_line(const std::string& path) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line) && line.rfind("#", 0) == 0;) {
-    if (line.rfind("# devices: ", 0) == 0) return line.substr(11);
-  }
-  return {};
-}
-
-// The card a sweep ran on, from its "devices" metadata: a GPU name that is part of exactly
-// one card's name once case and punctuation are dropped ("NVIDIA H200" -> h200).
-const convlab::Card& sweep_card(const std::string& path, const convlab::CardDatabase& db) {
-  const std::string devices = devices_line(path);
-  const convlab::Card* found = nullptr;
-  size_t start = 0;
-  while (start <= devices.size()) {
-    size_t end = devices.find("; ", start);
-    if (end == std::string::npos) end = devices.size();
-    std::string device = devices.substr(start, end - start);
-    const size_t colon = device.find(": ");
-    if (colon != std::string::npos) device = device.substr(colon + 2);
-    const size_t details = device.find(" (");  // "NVIDIA H200 (sm_90, 139.8 GiB, ...)"
-    if (details != std::string::npos) device.resize(details);
-    const std::string d = normalized(device);
-    if (d.size() >= 4 && device.rfind("cpu", 0) != 0) {
-      for (const convlab::Card& c : db.all()) {
-        const std::string n = normalized(c.name);
-        if (n.find(d) != std::string::npos || d.find(n) != std::string::npos) {
-          if (found && found != &c && normalized(found->name).size() <= n.size()) continue;
-          found = &c;
-        }
-      }
-    }
-    start = end + 2;
-  }
-  if (!found) {
-    throw UsageError("--calibrate '" + path + "': cannot tell which card it ran on (devices: " +
-                     (devices.empty() ? "not recorded" : devices) +
-                     "); name it with --calibrate-card ID (describe a CPU in a --cards "
-                     "FILE.json)");
-  }
-  return *found;
-}
-
 std::string real(double v) { return format_real(v); }
-
-// Three significant digits: a range's ends are as uncertain as the spread between them.
-std::string short_real(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", v);
-  return text;
-}
 
 const std::vector<std::string>& predict_columns() {
   static const std::vector<std::string> columns = {
@@ -111,42 +50,10 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
   }
   convlab::CardDatabase db = convlab::CardDatabase::builtin();
   const std::vector<const convlab::Card*> cards = resolve_cards(o.cards, db, "all");
-  std::optional<convlab::Calibration> calibration;
-  if (o.calibrate) {
-    std::vector<convlab::MeasuredTime> times;
-    try {
-      times = convlab::read_measured_times(*o.calibrate);
-    } catch (const convlab::Error& e) {
-      throw UsageError(std::string("--calibrate: ") + e.what());
-    }
-    bool cpu_rows = !times.empty();
-    for (const convlab::MeasuredTime& t : times) {
-      if (!o.calibrate_device || t.device == *o.calibrate_device) {
-        cpu_rows = cpu_rows && t.device == "cpu";
-      }
-    }
-    if (cpu_rows && !o.calibrate_card) {
-      throw UsageError("--calibrate '" + *o.calibrate +
-                       "' holds CPU rows: name the card that describes its CPU with "
-                       "--calibrate-card ID (define it in a --cards FILE.json)");
-    }
-    const convlab::Card& measured_on = o.calibrate_card ? [&]() -> const convlab::Card& {
-      try {
-        return db.get(*o.calibrate_card);
-      } catch (const convlab::Error& e) {
-        throw UsageError(std::string("--calibrate-card: ") + e.what());
-      }
-    }()
-        : sweep_card(*o.calibrate, db);
-    try {
-      calibration = convlab::calibrate(times, measured_on, o.calibrate_device.value_or(""));
-    } catch (const convlab::Error& e) {
-      throw UsageError(std::string("--calibrate '") + *o.calibrate + "': " + e.what());
-    }
-  }
+  const std::optional<convlab::Calibration> calibration = load_calibration(o.calibration, db);
   if (o.out) {
     std::vector<InputPath> inputs = card_file_inputs(o.cards);
-    if (o.calibrate) inputs.push_back({*o.calibrate, "--calibrate"});
+    if (o.calibration.sweep) inputs.push_back({*o.calibration.sweep, "--calibrate"});
     check_output_path(*o.out, "--out", inputs);  // before the work: a typo is bad input (exit 2)
   }
 
@@ -238,18 +145,7 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
   std::string card_ids;
   for (const auto* c : cards) card_ids += (card_ids.empty() ? "" : ",") + c->id;
   context["cards"] = card_ids;
-  std::string cal = "none";
-  if (calibration) {
-    cal = *o.calibrate + " on " + calibration->card_id + " (" + calibration->device + "):";
-    for (const auto& [algo, e] : calibration->by_algorithm) {
-      char text[160];
-      std::snprintf(text, sizeof text, " %s %.3g over %d cases (per-case %.3g..%.3g);",
-                    algo.c_str(), e.efficiency, e.cases, e.min_ratio, e.max_ratio);
-      cal += text;
-    }
-    cal.pop_back();
-  }
-  context["calibration"] = cal;
+  context["calibration"] = describe_calibration(calibration, o.calibration);
   context["command"] = command;
 
   auto emit = [&](std::ostream& out, const std::string& format) {
@@ -310,8 +206,8 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
         }
         std::string cell = r.at("time_ms") + (r.at("calibrated") == "yes" ? "*" : "");
         if (!r.at("predicted_ms_low").empty()) {
-          cell += " (" + short_real(std::stod(r.at("predicted_ms_low"))) + "\u2013" +
-                  short_real(std::stod(r.at("predicted_ms_high"))) + ")";
+          cell += " " + format_range(std::stod(r.at("predicted_ms_low")),
+                                     std::stod(r.at("predicted_ms_high")));
         }
         cells.push_back(cell);
       }

@@ -40,9 +40,7 @@ struct MemoryOptions {
 struct PredictOptions {
   LayerOptions layers;
   std::vector<std::string> cards;  ///< default all
-  std::optional<std::string> calibrate;
-  std::optional<std::string> calibrate_card;
-  std::optional<std::string> calibrate_device;
+  CalibrationFlags calibration;  ///< --calibrate, --calibrate-card, --calibrate-device
   std::optional<std::string> format;
   std::optional<std::string> out;
 };

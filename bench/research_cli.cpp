@@ -152,19 +152,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                                  "Cards: ids, comma lists, 'all' (default), or FILE.json"),
              "LIST")
       ->allow_extra_args(false);
-  predict
-      ->add_option("--calibrate", o.calibrate,
-                   "Scale by each algorithm's efficiency measured in this convbench CSV")
-      ->type_name("FILE");
-  predict->add_option("--calibrate-card", o.calibrate_card,
-                      "The card the --calibrate sweep ran on (default: from its devices line; a "
-                      "CPU needs a --cards FILE.json entry)")
-      ->type_name("NAME");
-  predict
-      ->add_option("--calibrate-device", o.calibrate_device,
-                   "Use the --calibrate rows of this device column (cpu or gpu)")
-      ->type_name("DEVICE")
-      ->check(CLI::IsMember({"cpu", "gpu"}));
+  add_calibration_options(predict, o.calibration, "");
   predict->add_option("--format", o.format, "Format on stdout (default table)")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"table", "csv", "json"}));

@@ -66,6 +66,12 @@ std::string format_real(double value) {
   return buffer;
 }
 
+std::string format_range(double low, double high) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "(%.3g\u2013%.3g)", low, high);
+  return buffer;
+}
+
 void Summary::add(const Row& row) {
   switch (row.status) {
     case Status::ok: ++ok; break;

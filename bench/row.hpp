@@ -64,6 +64,9 @@ const std::vector<Column>& row_columns();
 
 /// A real as written to CSV and tables: up to 6 significant digits, no trailing zeros.
 std::string format_real(double value);
+/// A predicted range for a table cell, to three digits (its ends are as uncertain as the
+/// spread between them): "(9.1–15)".
+std::string format_range(double low, double high);
 
 /// Tallies of a sweep, for the summary line and the exit status.
 struct Summary {

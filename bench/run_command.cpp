@@ -17,6 +17,7 @@
 #include "options/knob_flags.hpp"
 #include "output/checked_stream.hpp"
 #include "output/output_file.hpp"
+#include "sweep/dry_run.hpp"
 #include "sweep/inputs.hpp"
 #include "reporters.hpp"
 #include "runner.hpp"
@@ -148,6 +149,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   }
   convlab::CardDatabase cards = convlab::CardDatabase::builtin();
   const std::optional<Budget> budget = resolve_budget(o, cards);
+  const std::optional<convlab::Calibration> calibration = load_calibration(o.calibration, cards);
   const std::optional<Shard> shard = resolve_shard(o.shard);
   const std::optional<Shard> worker =
       o.worker ? std::optional<Shard>(parse_shard(*o.worker, "--worker")) : std::nullopt;
@@ -160,14 +162,19 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   // --resume continues the .partial of an interrupted sweep, else the rows of a finished
   // FILE (copied to .partial). The lock comes first so that no other process is writing the
   // journal while it is read.
+  // A dry run opens nothing: it reads the journal unlocked, as it is now.
   std::unique_ptr<OutputFile> output;
-  if (o.out) output = std::make_unique<OutputFile>(*o.out, "--out", OutputFile::OnAbandon::keep);
+  if (o.out && !o.dry_run) {
+    output = std::make_unique<OutputFile>(*o.out, "--out", OutputFile::OnAbandon::keep);
+  }
   std::optional<SweepFile> previous;
   std::string resumed;  // the file --resume read its rows from
   if (o.resume) {
     std::error_code ec;
-    if (output->previous_bytes() > 0) {
-      resumed = output->partial();
+    const std::string journal = partial_path(*o.out);
+    if (output ? output->previous_bytes() > 0
+               : fs::is_regular_file(journal, ec) && fs::file_size(journal, ec) > 0) {
+      resumed = journal;
     } else if (fs::is_regular_file(*o.out, ec) && fs::file_size(*o.out, ec) > 0) {
       resumed = *o.out;
     }
@@ -237,6 +244,10 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   std::cerr << "convbench: " << cases.size() << " cases to run";
   if (cases.size() != sweep.size()) std::cerr << " of the sweep's " << sweep.size();
   std::cerr << " (at most --max-cases " << o.max_cases << ")\n";
+  if (o.dry_run) {
+    return run_dry(o, cases, sweep.size(), context, budget, calibration, cards,
+                   rows_to_stdout.value_or(stdout_format));
+  }
 
   // 2. The outputs open: from here on, failures are runtime failures (exit 1).
   std::ostream* file = nullptr;
@@ -350,6 +361,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
 }  // namespace
 
 int run_sweep(const RunOptions& o, const std::string& command_line) {
+  check_dry_run_flags(o);
   if (!o.out || *o.out != "-") return run_sweep_to(o, command_line, std::nullopt);
   // Nothing but the rows may reach stdout, and a pipe is no file to continue or to merge into.
   if (o.resume) {

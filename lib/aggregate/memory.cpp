@@ -49,7 +49,8 @@ int64_t PassMemory::total() const {
   return checked_add(tensors.total(), workspace, "pass memory");
 }
 
-PassMemory pass_memory(const Algorithm& algorithm, const ConvProblem& problem, Pass pass) {
+PassMemory pass_memory(const Algorithm& algorithm, const ConvProblem& problem, Pass pass,
+                       const KnobValues& knobs) {
   problem.validate();
   PassMemory m;
   m.algorithm = algorithm.name();
@@ -69,7 +70,7 @@ PassMemory pass_memory(const Algorithm& algorithm, const ConvProblem& problem, P
     return m;
   }
   try {
-    const std::unique_ptr<Plan> plan = algorithm.plan(problem, pass);
+    const std::unique_ptr<Plan> plan = algorithm.plan(problem, pass, knobs);
     const std::size_t ws = plan->workspace_bytes();
     if (ws > static_cast<std::size_t>(std::numeric_limits<int64_t>::max())) {
       throw Error(ErrorCode::backend, "workspace of " + std::to_string(ws) + " bytes overflows");

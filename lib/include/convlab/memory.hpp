@@ -54,10 +54,12 @@ struct PassMemory {
   int64_t total() const;
 };
 
-/// The memory of (algorithm, problem, pass), from its plan. Throws Error{invalid_problem}
-/// for an invalid problem; an unsupported case or an algorithm that cannot plan here comes
-/// back with that source and reason rather than as an exception.
-PassMemory pass_memory(const Algorithm& algorithm, const ConvProblem& problem, Pass pass);
+/// The memory of (algorithm, problem, pass), from its plan with `knobs` (a knob such as the
+/// images sharing a column buffer changes the workspace). Throws Error{invalid_problem} for
+/// an invalid problem; an unsupported case or an algorithm that cannot plan here comes back
+/// with that source and reason rather than as an exception.
+PassMemory pass_memory(const Algorithm& algorithm, const ConvProblem& problem, Pass pass,
+                       const KnobValues& knobs = {});
 
 /// The tensor names of a pass's three roles, for reports: {"x", "w", "y"} forward,
 /// {"dx", "w", "dy"} backward-data, {"x", "dw", "dy"} backward-filter.
