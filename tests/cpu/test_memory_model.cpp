@@ -186,6 +186,23 @@ TEST(PassMemory, AnAlgorithmThatCannotPlanHereSaysWhy) {
   EXPECT_THROW(pass_memory(picky, ConvProblem{}, Pass::forward), Error);
 }
 
+// A knob that sizes the workspace (how many images share cpu.im2col's column buffer) is
+// planned with: the figure follows the knob, as the plan the run makes with it does.
+TEST(PassMemory, FollowsTheKnobsItIsPlannedWith) {
+  const Algorithm& im2col = registry().get("cpu.im2col");
+  const ConvProblem p = parse_descriptor("mb4ic8ih16oc8kh3ph1").problem;
+  const PassMemory one = pass_memory(im2col, p, Pass::forward, {{"images_per_gemm", "1"}});
+  const PassMemory four = pass_memory(im2col, p, Pass::forward, {{"images_per_gemm", "4"}});
+  ASSERT_TRUE(one.known() && four.known());
+  EXPECT_GT(four.workspace, one.workspace);  // more images share (and fill) a column buffer
+  EXPECT_EQ(static_cast<std::size_t>(one.workspace),
+            im2col.plan(p, Pass::forward, {{"images_per_gemm", "1"}})->workspace_bytes());
+  EXPECT_EQ(static_cast<std::size_t>(four.workspace),
+            im2col.plan(p, Pass::forward, {{"images_per_gemm", "4"}})->workspace_bytes());
+  EXPECT_EQ(pass_memory(im2col, p, Pass::forward).workspace,
+            static_cast<int64_t>(im2col.plan(p, Pass::forward)->workspace_bytes()));
+}
+
 // Two layers: A (repeat 3) and B. Hand-computed terms at batch 4.
 std::vector<Layer> two_layer_suite() {
   return {parse_descriptor("mb1ic3ih32oc16kh3ph1n\"a*3\""),
