@@ -61,7 +61,7 @@ struct RunOptions : LayerOptions {
   std::optional<std::string> device;         ///< --device N: the `device` knob of every algorithm
   std::optional<std::string> worker;         ///< --worker d/D: set by --devices for a worker
   std::vector<std::string> argv;             ///< the command line, for --devices' workers
-  bool dry_run = false;  ///< --dry-run: list the cases with their memory, run nothing
+  bool dry_run = false;          ///< --dry-run: list the cases with their memory, run nothing
   CalibrationFlags calibration;  ///< --calibrate...: the dry run's time estimates
 };
 

@@ -40,7 +40,7 @@ struct MemoryOptions {
 struct PredictOptions {
   LayerOptions layers;
   std::vector<std::string> cards;  ///< default all
-  CalibrationFlags calibration;  ///< --calibrate, --calibrate-card, --calibrate-device
+  CalibrationFlags calibration;    ///< --calibrate, --calibrate-card, --calibrate-device
   std::optional<std::string> format;
   std::optional<std::string> out;
 };
