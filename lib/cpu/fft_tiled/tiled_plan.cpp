@@ -42,7 +42,7 @@ ErrorBound tiled_error_bound(const TiledFftGeometry& g) {
 }
 
 TiledPlan::TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options,
-                     int threads, cpu_fft::BinGemmIsa isa, const std::string& planner)
+                     int threads, CpuIsa isa, const std::string& planner)
     : problem_(problem),
       pass_(pass),
       threads_(threads),

@@ -51,8 +51,9 @@
 // entries) + 1 (product) + Cs (channel sum) + 2 alpha (output transform) = 4 alpha + 9 + Cs;
 // backward-filter: 2 m + 2 alpha + 1 + N tiles + chunks (sum over tiles, beta = 1 per chunk) +
 // T (the workers' partials) + 2 (alpha + 1). winograd_transform.hpp turns that into
-// ||E_tile|| <= gamma_L beta(m) sum_c ||g_c|| ||d_c,tile||. Over a plane, Minkowski and Cauchy-Schwarz sum the tiles, and an input
-// lies in at most 2 x 2 patches (alpha <= 2m), so ||E_plane|| <= 2 beta gamma_L sum_c ||w_c||
+// ||E_tile|| <= gamma_L beta(m) sum_c ||g_c|| ||d_c,tile||. Over a plane, Minkowski and
+// Cauchy-Schwarz sum the tiles, and an input lies in at most 2 x 2 patches (alpha <= 2m), so
+// ||E_plane|| <= 2 beta gamma_L sum_c ||w_c||
 // ||x_c|| (backward-filter: sum_n ||dy_n,k|| ||x_n,c||, its dY tiles do not overlap). As for
 // cpu.im2col, gamma_L is taken in Higham & Mary's probabilistic form 6 sqrt(L) u (rounding
 // errors of random sign; fails with probability < 3e-8 per chain); 3 u more covers the
@@ -70,10 +71,11 @@
 #include "convlab/algorithm.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
+#include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
 #include "cpu/im2col/gemm.hpp"
-#include "convlab/registry.hpp"
 #include "strategy/winograd_transform.hpp"
+#include "tile_kernels.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -86,22 +88,13 @@ constexpr const char* kName = "cpu.winograd";
 
 int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
 
-// Eight tiles side by side, one per vector lane (GCC/Clang vector extension, compiled to
-// pairs of SSE registers in the portable x86-64 build): the tile transforms run on eight tiles
-// at once and store contiguous 32-byte runs of V and P (measured faster than four or sixteen
-// on ResNet-50's 56x56 layer; docs/strategy-winograd.md).
+// The filter transform (once per group, off the per-tile path) runs eight filters side by
+// side, one per lane of a GCC/Clang vector in the portable build; the per-tile transforms are
+// tile_kernels.hpp's, compiled per instruction set.
 constexpr int kLanes = 8;
 typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 
-// By reference, not by value: a 32-byte vector returned without AVX changes the ABI.
-void load(const float* from, int lanes, Lanes& v) {
-  v = Lanes{};
-  if (lanes == kLanes) {
-    std::memcpy(&v, from, sizeof v);
-  } else {
-    for (int lane = 0; lane < lanes; ++lane) v[lane] = from[lane];
-  }
-}
+// By reference, not by value: a 32-byte vector passed without AVX changes the ABI.
 void store(const Lanes& v, float* to, int lanes) {
   if (lanes == kLanes) {
     std::memcpy(to, &v, sizeof v);
@@ -141,10 +134,10 @@ class WinogradPlan final : public Plan {
   static constexpr int kAlpha = Tile<M>::alpha, kPoints = Tile<M>::points;
 
  public:
-  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads)
-      : p_(p), pass_(pass), l_(layout), threads_(threads) {
-    info_.kernel =
-        std::string("winograd tiles + gemm ") + im2col::to_string(im2col::default_gemm_backend());
+  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads, CpuIsa isa)
+      : p_(p), pass_(pass), l_(layout), threads_(threads), isa_(isa), kernels_(tile_kernels(isa)) {
+    info_.kernel = std::string("winograd tiles ") + to_string(isa) + " + gemm " +
+                   im2col::to_string(im2col::default_gemm_backend());
     info_.transform = M == 2 ? "F(2x2,3x3)" : "F(4x4,3x3)";
     info_.tile = std::to_string(M) + "x" + std::to_string(M);
     const auto workers = static_cast<std::size_t>(l_.workers);
@@ -157,6 +150,7 @@ class WinogradPlan final : public Plan {
         {"tiles_per_image", std::to_string(l_.tiles_h) + "x" + std::to_string(l_.tiles_w)},
         {"tiles_per_chunk", std::to_string(l_.chunk)},
         {"chunk_workers", std::to_string(l_.workers)},
+        {"isa", to_string(isa_)},
         {"growth_factor", std::to_string(growth_factor<M>())}};
   }
 
@@ -172,7 +166,9 @@ class WinogradPlan final : public Plan {
     const int64_t chunks = (l_.tiles + l_.chunk - 1) / l_.chunk;
     // Worker w's transformed input and products; backward-filter workers w > 0 also have a
     // private dU after all of them (worker 0 accumulates into u itself).
-    auto buffers = [&](int64_t w) { return u + l_.filter_floats + w * (l_.input_floats + l_.product_floats); };
+    auto buffers = [&](int64_t w) {
+      return u + l_.filter_floats + w * (l_.input_floats + l_.product_floats);
+    };
     auto partial = [&](int64_t w) {
       return u + l_.filter_floats + l_.workers * (l_.input_floats + l_.product_floats) +
              (w - 1) * l_.filter_floats;
@@ -188,8 +184,8 @@ class WinogradPlan final : public Plan {
           const int64_t first = chunks * w / l_.workers, last = chunks * (w + 1) / l_.workers;
           for (int64_t ci = first; ci < last; ++ci) {
             const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
-            transform_input(g, t.x, t0, count, v, 1);
-            transform_gradient(g, t.y, t0, count, prod, 1);
+            transform_input(g, t.x, t0, count, v);
+            transform_gradient(g, t.y, t0, count, prod);
             accumulate_filter(du, v, prod, count, ci == first, 1);
           }
         });
@@ -218,9 +214,9 @@ class WinogradPlan final : public Plan {
         float* prod = v + l_.input_floats;
         for (int64_t ci = w; ci < chunks; ci += l_.workers) {
           const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
-          transform_input(g, src, t0, count, v, 1);
+          transform_input(g, src, t0, count, v);
           multiply(u, v, prod, count, 1);
-          transform_output(g, dst, t0, count, prod, 1);
+          transform_output(g, dst, t0, count, prod);
         }
       });
     }
@@ -236,7 +232,7 @@ class WinogradPlan final : public Plan {
     if (l_.workers == 1) return body(0);
     std::exception_ptr failure;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(l_.workers))
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(l_.workers))
 #endif
     for (int64_t w = 0; w < l_.workers; ++w) {
       try {
@@ -283,40 +279,29 @@ class WinogradPlan final : public Plan {
     });
   }
 
-  // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count), kLanes
-  // consecutive tiles of one channel at a time (one SIMD lane each; contiguous stores).
-  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v,
-                       int threads) const {
+  // Runs of consecutive tiles of [t0, t0 + count) along one tile row (at most
+  // kMaxRunTiles): body(image, tile row, tile column, tiles, offset of the first in the chunk).
+  template <class Body>
+  void for_each_run(int64_t t0, int64_t count, Body body) const {
+    for (int64_t t = t0; t < t0 + count;) {
+      int64_t n, th, tw;
+      locate(t, n, th, tw);
+      const int64_t tiles = std::min({l_.tiles_w - tw, t0 + count - t, kMaxRunTiles});
+      body(n, th, tw, tiles, t - t0);
+      t += tiles;
+    }
+  }
+
+  // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count).
+  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v) const {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
-    const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(cs * groups, threads, [&](int64_t job) {
-      const int64_t c = job / groups, first = job % groups * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
-      Lanes d[kPoints] = {}, out[kPoints];
-      for (int lane = 0; lane < lanes; ++lane) {
-        int64_t n, th, tw;
-        locate(t0 + first + lane, n, th, tw);
-        const float* s = src + (n * src_total() + g * cs + c) * plane;
-        const int64_t h0 = th * M - l_.offset_h, w0 = tw * M - l_.offset_w;
-        if (h0 >= 0 && h0 + kAlpha <= l_.src_h && w0 >= 0 && w0 + kAlpha <= l_.src_w) {
-          const float* patch = s + h0 * l_.src_w + w0;  // inside the image: no bounds checks
-          for (int i = 0; i < kAlpha; ++i)
-            for (int j = 0; j < kAlpha; ++j) d[i * kAlpha + j][lane] = patch[i * l_.src_w + j];
-          continue;
-        }
-        for (int i = 0; i < kAlpha; ++i) {
-          const int64_t h = h0 + i;
-          if (h < 0 || h >= l_.src_h) continue;
-          for (int j = 0; j < kAlpha; ++j) {
-            const int64_t x = w0 + j;
-            if (x >= 0 && x < l_.src_w) d[i * kAlpha + j][lane] = s[h * l_.src_w + x];
-          }
-        }
-      }
-      sandwich<kAlpha, kAlpha>(d, out, BtEntry<M, float>{});
-      for (int xi = 0; xi < kPoints; ++xi)
-        store(out[xi], v + (xi * cs + c) * l_.chunk + first, lanes);
-    });
+    for (int64_t c = 0; c < cs; ++c) {
+      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
+        const TileRun run{l_.src_h, l_.src_w,     th * M - l_.offset_h, tw * M - l_.offset_w,
+                          tiles,    cs * l_.chunk};
+        kernels_.input(M, src + (n * src_total() + g * cs + c) * plane, run, v + c * l_.chunk + at);
+      });
+    }
   }
 
   // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count).
@@ -329,55 +314,28 @@ class WinogradPlan final : public Plan {
     });
   }
 
-  // dst tile = A^T M A, the part inside the image written; kLanes tiles of one channel at once.
-  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod,
-                        int threads) const {
+  // dst tile = A^T M A, the part inside the image written.
+  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod) const {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(cd * groups, threads, [&](int64_t job) {
-      const int64_t k = job / groups, first = job % groups * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
-      Lanes pts[kPoints], out[M * M];
-      for (int xi = 0; xi < kPoints; ++xi)
-        load(prod + (xi * cd + k) * l_.chunk + first, lanes, pts[xi]);
-      sandwich<M, kAlpha>(pts, out, AtEntry<M, float>{});
-      for (int lane = 0; lane < lanes; ++lane) {
-        int64_t n, th, tw;
-        locate(t0 + first + lane, n, th, tw);
-        float* o = dst + (n * dst_total() + g * cd + k) * plane;
-        const int64_t rows = std::min<int64_t>(M, l_.dst_h - th * M);
-        const int64_t cols = std::min<int64_t>(M, l_.dst_w - tw * M);
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            o[(th * M + i) * l_.dst_w + tw * M + j] = out[i * M + j][lane];
-          }
-      }
-    });
+    for (int64_t k = 0; k < cd; ++k) {
+      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
+        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, cd * l_.chunk};
+        kernels_.output(M, prod + k * l_.chunk + at, run,
+                        dst + (n * dst_total() + g * cd + k) * plane);
+      });
+    }
   }
 
-  // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge), kLanes at once.
-  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count, float* prod,
-                          int threads) const {
+  // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge).
+  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count,
+                          float* prod) const {
     const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(kg * groups, threads, [&](int64_t job) {
-      const int64_t k = job / groups, first = job % groups * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
-      Lanes tile[M * M] = {}, out[kPoints];
-      for (int lane = 0; lane < lanes; ++lane) {
-        int64_t n, th, tw;
-        locate(t0 + first + lane, n, th, tw);
-        const float* s = dy + (n * p_.k + g * kg + k) * plane;
-        for (int i = 0; i < M; ++i)
-          for (int j = 0; j < M; ++j) {
-            const int64_t h = th * M + i, x = tw * M + j;
-            if (h < l_.dst_h && x < l_.dst_w) tile[i * M + j][lane] = s[h * l_.dst_w + x];
-          }
-      }
-      sandwich<kAlpha, M>(tile, out, AEntry<M, float>{});
-      for (int xi = 0; xi < kPoints; ++xi)
-        store(out[xi], prod + (xi * kg + k) * l_.chunk + first, lanes);
-    });
+    for (int64_t k = 0; k < kg; ++k) {
+      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
+        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, kg * l_.chunk};
+        kernels_.gradient(M, dy + (n * p_.k + g * kg + k) * plane, run, prod + k * l_.chunk + at);
+      });
+    }
   }
 
   // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg).
@@ -405,6 +363,8 @@ class WinogradPlan final : public Plan {
   Pass pass_;
   WinogradLayout l_;
   int threads_;
+  CpuIsa isa_;
+  TileKernels kernels_;
 };
 
 const char* const kVariants[] = {"f2", "f4"};
@@ -440,7 +400,10 @@ class CpuWinograd final : public Algorithm {
                   true,
                   "",
                   "tiles transformed and multiplied together (bounds the workspace); auto: "
-                  "within 2 MiB of transforms, at least 32"}}};
+                  "within 2 MiB of transforms, at least 32"},
+         choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
+                     "instruction set of the tile transforms: auto (the widest this CPU "
+                     "runs), generic (SSE2), avx2, avx512")}};
     return kInfo;
   }
 
@@ -487,16 +450,16 @@ class CpuWinograd final : public Algorithm {
     if (!support) throw Error(ErrorCode::unsupported, support.reason);
     const int m = knob_text(knobs, "variant") == "f2" ? 2 : 4;
     const int64_t chunk = knob_integer(knobs, "tiles").value_or(0);
+    const CpuIsa isa = cpu_isa(knob_text(knobs, "isa"), "cpu.winograd.isa");
     const WinogradLayout layout = winograd_layout(p, pass, m, chunk, num_threads());
-    if (m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads());
-    return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads());
+    if (m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads(), isa);
+    return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads(), isa);
   }
 };
 
 }  // namespace
 
-WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t chunk,
-                               int threads) {
+WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t chunk, int threads) {
   WinogradLayout l;
   l.m = m;
   l.alpha = m + 2;
