@@ -230,11 +230,14 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
     }
   }
   set_num_threads(previous);
-  // No more workers than chunks: 1 * 3 * 3 tiles in one chunk.
+  // No more workers than chunks: 1 * 3 * 3 tiles in one chunk of 9; auto cuts them into one
+  // chunk per thread (ceil(9 / 3) tiles each) instead.
   set_num_threads(3);
-  EXPECT_EQ(
-      detail(*winograd().plan(problem("mb1ic2ih12oc2kh3ph1"), Pass::forward), "chunk_workers"),
-      "1");
+  const ConvProblem small = problem("mb1ic2ih12oc2kh3ph1");
+  EXPECT_EQ(detail(*winograd().plan(small, Pass::forward, {{"tiles", "9"}}), "chunk_workers"), "1");
+  const auto split3 = winograd().plan(small, Pass::forward);
+  EXPECT_EQ(detail(*split3, "chunk_workers"), "3");
+  EXPECT_EQ(detail(*split3, "tiles_per_chunk"), "3");
   set_num_threads(previous);
   for (Pass pass : all_passes()) {
     auto plan = winograd().plan(p, pass, {{"tiles", "100"}});

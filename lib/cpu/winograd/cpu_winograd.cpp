@@ -27,8 +27,8 @@
 //
 // Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment). The tiles of
 // all images of one group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V
-// and M within kChunkBytes, at least kMinChunk tiles), so the workspace is bounded by the
-// chunk, not the batch:
+// and M within kChunkBytes, but takes at least kMinChunk tiles and at most ceil(tiles / T)),
+// so the workspace is bounded by the chunk, not the batch:
 //   filter  = pad16(alpha^2 Kg Cg)         U (forward, backward-data) or dU (backward-filter)
 //   input   = pad16(alpha^2 Cs chunk)      V
 //   product = pad16(alpha^2 Cd chunk)      M (forward, backward-data) or P (backward-filter)
@@ -87,21 +87,6 @@ namespace {
 constexpr const char* kName = "cpu.winograd";
 
 int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
-
-// The filter transform (once per group, off the per-tile path) runs eight filters side by
-// side, one per lane of a GCC/Clang vector in the portable build; the per-tile transforms are
-// tile_kernels.hpp's, compiled per instruction set.
-constexpr int kLanes = 8;
-typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
-
-// By reference, not by value: a 32-byte vector passed without AVX changes the ABI.
-void store(const Lanes& v, float* to, int lanes) {
-  if (lanes == kLanes) {
-    std::memcpy(to, &v, sizeof v);
-  } else {
-    for (int lane = 0; lane < lanes; ++lane) to[lane] = v[lane];
-  }
-}
 
 // Runs body(i) for i in [0, count) on `threads` OpenMP threads, static schedule; the first
 // exception is rethrown after the region (none may leave it).
@@ -259,23 +244,24 @@ class WinogradPlan final : public Plan {
   }
 
   // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data),
-  // kLanes consecutive rows of U at a time (contiguous stores; U is the largest buffer when
-  // channels are many).
+  // in runs of consecutive rows of U, one per SIMD lane (contiguous stores; U is the largest
+  // buffer when channels are many).
   void transform_filter(int64_t g, const float* w, float* u) const {
     const int64_t kg = p_.k_per_group(), cg = p_.c_per_group(), rows = kg * cg;
-    const bool flip = pass_ == Pass::backward_data;
-    parallel_for((rows + kLanes - 1) / kLanes, threads_, [&](int64_t job) {
-      const int64_t first = job * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, rows - first));
-      Lanes tap[9] = {}, out[kPoints];
-      for (int lane = 0; lane < lanes; ++lane) {
-        const int64_t row = first + lane;
-        const int64_t k = flip ? row % kg : row / cg, c = flip ? row / kg : row % cg;
-        const float* wk = w + ((g * kg + k) * cg + c) * 9;
-        for (int i = 0; i < 9; ++i) tap[i][lane] = flip ? wk[8 - i] : wk[i];
-      }
-      sandwich<kAlpha, 3>(tap, out, GEntry<M, float>{});
-      for (int xi = 0; xi < kPoints; ++xi) store(out[xi], u + xi * rows + first, lanes);
+    const float* wg = w + g * rows * 9;
+    if (pass_ == Pass::forward) {  // rows k * Cg + c: consecutive filters
+      parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
+        const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
+        kernels_.filter(M, wg + first * 9, 9, false, count, rows, u + first);
+      });
+      return;
+    }
+    // Backward-data: rows c * Kg + k, consecutive k of one c Cg filters apart.
+    const int64_t runs = (kg + kMaxRunTiles - 1) / kMaxRunTiles;
+    parallel_for(cg * runs, threads_, [&](int64_t job) {
+      const int64_t c = job / runs, k0 = job % runs * kMaxRunTiles;
+      const int64_t count = std::min(kMaxRunTiles, kg - k0);
+      kernels_.filter(M, wg + (k0 * cg + c) * 9, cg * 9, true, count, rows, u + c * kg + k0);
     });
   }
 
@@ -349,13 +335,12 @@ class WinogradPlan final : public Plan {
     });
   }
 
-  // dw[k, c] = G^T dU[.][k][c] G.
+  // dw[k, c] = G^T dU[.][k][c] G, in runs of consecutive (k, c).
   void write_filter(int64_t g, const float* du, float* dw) const {
-    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group();
-    parallel_for(kg * cg, threads_, [&](int64_t kc) {
-      float pts[kPoints];
-      for (int xi = 0; xi < kPoints; ++xi) pts[xi] = du[xi * kg * cg + kc];
-      filter_adjoint<M>(pts, dw + (g * kg * cg + kc) * 9);
+    const int64_t rows = p_.k_per_group() * p_.c_per_group();
+    parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
+      const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
+      kernels_.filter_adjoint(M, du + first, rows, count, dw + (g * rows + first) * 9);
     });
   }
 
@@ -400,7 +385,7 @@ class CpuWinograd final : public Algorithm {
                   true,
                   "",
                   "tiles transformed and multiplied together (bounds the workspace); auto: "
-                  "within 2 MiB of transforms, at least 32"},
+                  "within 2 MiB of transforms, at least 128, at most tiles / threads"},
          choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
                      "instruction set of the tile transforms: auto (the widest this CPU "
                      "runs), generic (SSE2), avx2, avx512")}};
@@ -479,6 +464,8 @@ WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t c
   if (chunk <= 0) {
     const int64_t per_tile = 4 * points * (l.src_channels + l.dst_channels);
     chunk = std::max(kMinChunk, kChunkBytes / std::max<int64_t>(per_tile, 1));
+    const int64_t team = std::max(threads, 1);
+    chunk = std::min(chunk, (l.tiles + team - 1) / team);
   }
   l.chunk = std::min(chunk, l.tiles);
   l.filter_floats =

@@ -30,13 +30,15 @@ struct WinogradLayout {
   int64_t input_floats = 0;            ///< pad16(alpha^2 * src_channels * chunk)
   int64_t product_floats = 0;          ///< pad16(alpha^2 * dst_channels * chunk)
   int64_t workers = 1;                 ///< threads taking whole chunks, min(T, chunks)
-  std::size_t workspace_bytes = 0;     ///< 4 * (filter * (1 + partials) + workers * (input + product))
+  std::size_t workspace_bytes = 0;  ///< 4 * (filter * (1 + partials) + workers * (input + product))
 };
 
 /// Tiles per chunk when the `tiles` knob is auto: as many as keep the chunk's transformed
-/// input and products within this many bytes (at least kMinChunk, at most all tiles).
+/// input and products within kChunkBytes, but at least kMinChunk (narrower per-point GEMMs
+/// spend more of their time packing U, the larger operand when channels are many), and at
+/// most tiles / threads rounded up (every thread gets a chunk), at most all tiles.
 inline constexpr int64_t kChunkBytes = std::int64_t{2} << 20;
-inline constexpr int64_t kMinChunk = 32;
+inline constexpr int64_t kMinChunk = 128;
 
 /// The layout of (problem, pass) with output tile m, `chunk` tiles per chunk (0 = auto) and
 /// `threads` threads (at most one worker per chunk).

@@ -33,18 +33,34 @@ using OutputTiles = void (*)(int m, const float* points, const TileRun& run, flo
 /// P = A dY A^T of the run's m x m tiles of `plane` (backward-filter), into `points`.
 using GradientTiles = void (*)(int m, const float* plane, const TileRun& run, float* points);
 
-/// The three transforms compiled for one instruction set.
+/// U = G w G^T of `count` 3x3 filters, filter i's taps at taps + i * stride (in reverse order
+/// when `flip`: the 180-degree rotation backward-data needs), into points[xi * point_stride +
+/// i].
+using FilterTiles = void (*)(int m, const float* taps, int64_t stride, bool flip, int64_t count,
+                             int64_t point_stride, float* points);
+/// dw = G^T P G of `count` filters (backward-filter): point xi of filter i at
+/// points[xi * point_stride + i], its 9 taps written to dw + 9 i.
+using FilterAdjointTiles = void (*)(int m, const float* points, int64_t point_stride, int64_t count,
+                                    float* dw);
+
+/// The transforms compiled for one instruction set.
 struct TileKernels {
   InputTiles input;
   OutputTiles output;
   GradientTiles gradient;
+  FilterTiles filter;
+  FilterAdjointTiles filter_adjoint;
 };
 
-#define CONVLAB_DECLARE_TILE_KERNELS(isa)                                            \
-  namespace isa {                                                                    \
-  void input_tiles(int m, const float* plane, const TileRun& run, float* points);    \
-  void output_tiles(int m, const float* points, const TileRun& run, float* plane);   \
-  void gradient_tiles(int m, const float* plane, const TileRun& run, float* points); \
+#define CONVLAB_DECLARE_TILE_KERNELS(isa)                                                    \
+  namespace isa {                                                                            \
+  void input_tiles(int m, const float* plane, const TileRun& run, float* points);            \
+  void output_tiles(int m, const float* points, const TileRun& run, float* plane);           \
+  void gradient_tiles(int m, const float* plane, const TileRun& run, float* points);         \
+  void filter_tiles(int m, const float* taps, int64_t stride, bool flip, int64_t count,      \
+                    int64_t point_stride, float* points);                                    \
+  void filter_adjoint_tiles(int m, const float* points, int64_t point_stride, int64_t count, \
+                            float* dw);                                                      \
   }
 CONVLAB_DECLARE_TILE_KERNELS(generic)
 CONVLAB_DECLARE_TILE_KERNELS(avx2)
@@ -55,13 +71,16 @@ CONVLAB_DECLARE_TILE_KERNELS(avx512)
 inline TileKernels tile_kernels(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::avx512:
-      return {avx512::input_tiles, avx512::output_tiles, avx512::gradient_tiles};
+      return {avx512::input_tiles, avx512::output_tiles, avx512::gradient_tiles,
+              avx512::filter_tiles, avx512::filter_adjoint_tiles};
     case CpuIsa::avx2:
-      return {avx2::input_tiles, avx2::output_tiles, avx2::gradient_tiles};
+      return {avx2::input_tiles, avx2::output_tiles, avx2::gradient_tiles, avx2::filter_tiles,
+              avx2::filter_adjoint_tiles};
     case CpuIsa::generic:
       break;
   }
-  return {generic::input_tiles, generic::output_tiles, generic::gradient_tiles};
+  return {generic::input_tiles, generic::output_tiles, generic::gradient_tiles,
+          generic::filter_tiles, generic::filter_adjoint_tiles};
 }
 
 }  // namespace convlab::winograd
