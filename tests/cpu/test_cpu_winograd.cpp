@@ -223,8 +223,9 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
       auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
       const int64_t points = 36, kc = 64 * 64,
                     partials = pass == Pass::backward_filter ? threads - 1 : 0;
+      // Each point's matrix is padded by one cache line (16 floats).
       const std::size_t expected =
-          4 * (points * kc * (1 + partials) + threads * 2 * points * 64 * 100);
+          4 * (points * (kc + 16) * (1 + partials) + threads * 2 * points * (64 * 100 + 16));
       EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
       EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
     }

@@ -29,9 +29,11 @@
 // all images of one group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V
 // and M within kChunkBytes, but takes at least kMinChunk tiles and at most ceil(tiles / T)),
 // so the workspace is bounded by the chunk, not the batch:
-//   filter  = pad16(alpha^2 Kg Cg)         U (forward, backward-data) or dU (backward-filter)
-//   input   = pad16(alpha^2 Cs chunk)      V
-//   product = pad16(alpha^2 Cd chunk)      M (forward, backward-data) or P (backward-filter)
+//   filter  = alpha^2 (pad16(Kg Cg) + 16)     U (forward, backward-data) or dU (backward-filter)
+//   input   = alpha^2 (pad16(Cs chunk) + 16)  V
+//   product = alpha^2 (pad16(Cd chunk) + 16)  M (forward, backward-data) or P (backward-filter)
+//   (+ 16: one cache line between the points' matrices, so that a tile transform's 36 streams
+//   do not share a cache set when the matrix is a power-of-two size)
 //   workers = min(T, chunks)
 //   bytes   = 4 (filter (1 + partials) + workers (input + product)),
 //             partials = workers - 1 for backward-filter (a private dU each), else 0
@@ -252,7 +254,7 @@ class WinogradPlan final : public Plan {
     if (pass_ == Pass::forward) {  // rows k * Cg + c: consecutive filters
       parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
         const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
-        kernels_.filter(M, wg + first * 9, 9, false, count, rows, u + first);
+        kernels_.filter(M, wg + first * 9, 9, false, count, l_.filter_point, u + first);
       });
       return;
     }
@@ -261,7 +263,8 @@ class WinogradPlan final : public Plan {
     parallel_for(cg * runs, threads_, [&](int64_t job) {
       const int64_t c = job / runs, k0 = job % runs * kMaxRunTiles;
       const int64_t count = std::min(kMaxRunTiles, kg - k0);
-      kernels_.filter(M, wg + (k0 * cg + c) * 9, cg * 9, true, count, rows, u + c * kg + k0);
+      kernels_.filter(M, wg + (k0 * cg + c) * 9, cg * 9, true, count, l_.filter_point,
+                      u + c * kg + k0);
     });
   }
 
@@ -283,8 +286,8 @@ class WinogradPlan final : public Plan {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
     for (int64_t c = 0; c < cs; ++c) {
       for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
-        const TileRun run{l_.src_h, l_.src_w,     th * M - l_.offset_h, tw * M - l_.offset_w,
-                          tiles,    cs * l_.chunk};
+        const TileRun run{l_.src_h, l_.src_w,      th * M - l_.offset_h, tw * M - l_.offset_w,
+                          tiles,    l_.input_point};
         kernels_.input(M, src + (n * src_total() + g * cs + c) * plane, run, v + c * l_.chunk + at);
       });
     }
@@ -294,9 +297,9 @@ class WinogradPlan final : public Plan {
   void multiply(const float* u, const float* v, float* prod, int64_t count, int threads) const {
     const int64_t cs = l_.src_channels, cd = l_.dst_channels;
     parallel_for(kPoints, threads, [&](int64_t xi) {
-      im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs, u + xi * cd * cs,
-                    cs, v + xi * cs * l_.chunk, l_.chunk, 0.0f, prod + xi * cd * l_.chunk,
-                    l_.chunk);
+      im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs,
+                    u + xi * l_.filter_point, cs, v + xi * l_.input_point, l_.chunk, 0.0f,
+                    prod + xi * l_.product_point, l_.chunk);
     });
   }
 
@@ -305,7 +308,7 @@ class WinogradPlan final : public Plan {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
     for (int64_t k = 0; k < cd; ++k) {
       for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
-        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, cd * l_.chunk};
+        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, l_.product_point};
         kernels_.output(M, prod + k * l_.chunk + at, run,
                         dst + (n * dst_total() + g * cd + k) * plane);
       });
@@ -318,7 +321,7 @@ class WinogradPlan final : public Plan {
     const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
     for (int64_t k = 0; k < kg; ++k) {
       for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
-        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, kg * l_.chunk};
+        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, l_.product_point};
         kernels_.gradient(M, dy + (n * p_.k + g * kg + k) * plane, run, prod + k * l_.chunk + at);
       });
     }
@@ -330,8 +333,8 @@ class WinogradPlan final : public Plan {
     const int64_t kg = l_.dst_channels, cg = l_.src_channels;
     parallel_for(kPoints, threads, [&](int64_t xi) {
       im2col::sgemm(im2col::default_gemm_backend(), false, true, kg, cg, count,
-                    prod + xi * kg * l_.chunk, l_.chunk, v + xi * cg * l_.chunk, l_.chunk,
-                    first ? 0.0f : 1.0f, du + xi * kg * cg, cg);
+                    prod + xi * l_.product_point, l_.chunk, v + xi * l_.input_point, l_.chunk,
+                    first ? 0.0f : 1.0f, du + xi * l_.filter_point, cg);
     });
   }
 
@@ -340,7 +343,7 @@ class WinogradPlan final : public Plan {
     const int64_t rows = p_.k_per_group() * p_.c_per_group();
     parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
       const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
-      kernels_.filter_adjoint(M, du + first, rows, count, dw + (g * rows + first) * 9);
+      kernels_.filter_adjoint(M, du + first, l_.filter_point, count, dw + (g * rows + first) * 9);
     });
   }
 
@@ -468,11 +471,16 @@ WinogradLayout winograd_layout(const ConvProblem& p, Pass pass, int m, int64_t c
     chunk = std::min(chunk, (l.tiles + team - 1) / team);
   }
   l.chunk = std::min(chunk, l.tiles);
-  l.filter_floats =
-      pad16(checked_mul(points, checked_mul(p.k_per_group(), p.c_per_group(), "filter transform"),
-                        "filter transform"));
-  l.input_floats = pad16(checked_mul(points * l.src_channels, l.chunk, "input transform"));
-  l.product_floats = pad16(checked_mul(points * l.dst_channels, l.chunk, "products"));
+  // One transform point's matrix, padded to a whole number of cache lines plus one: with a
+  // power-of-two point stride (64 channels x 128 tiles = 32 KiB) the 36 streams a tile
+  // transform reads or writes would all fall into the same cache set.
+  l.filter_point =
+      pad16(checked_mul(p.k_per_group(), p.c_per_group(), "filter transform")) + kPointSkew;
+  l.input_point = pad16(checked_mul(l.src_channels, l.chunk, "input transform")) + kPointSkew;
+  l.product_point = pad16(checked_mul(l.dst_channels, l.chunk, "products")) + kPointSkew;
+  l.filter_floats = checked_mul(points, l.filter_point, "filter transform");
+  l.input_floats = checked_mul(points, l.input_point, "input transform");
+  l.product_floats = checked_mul(points, l.product_point, "products");
   // Each worker takes whole chunks (at most one worker per chunk); backward-filter workers
   // past the first also keep a private dU.
   const int64_t chunks = (l.tiles + l.chunk - 1) / std::max<int64_t>(l.chunk, 1);

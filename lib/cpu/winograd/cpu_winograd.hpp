@@ -26,9 +26,12 @@ struct WinogradLayout {
   int64_t tiles_h = 0, tiles_w = 0;    ///< ceil(dst / m)
   int64_t tiles = 0;                   ///< per group: images * tiles_h * tiles_w
   int64_t chunk = 0;                   ///< tiles transformed and multiplied together
-  int64_t filter_floats = 0;           ///< pad16(alpha^2 * K/g * C/g)
-  int64_t input_floats = 0;            ///< pad16(alpha^2 * src_channels * chunk)
-  int64_t product_floats = 0;          ///< pad16(alpha^2 * dst_channels * chunk)
+  int64_t filter_point = 0;            ///< pad16(K/g * C/g) + kPointSkew: U[xi] to U[xi + 1]
+  int64_t input_point = 0;             ///< pad16(src_channels * chunk) + kPointSkew
+  int64_t product_point = 0;           ///< pad16(dst_channels * chunk) + kPointSkew
+  int64_t filter_floats = 0;           ///< alpha^2 * filter_point
+  int64_t input_floats = 0;            ///< alpha^2 * input_point
+  int64_t product_floats = 0;          ///< alpha^2 * product_point
   int64_t workers = 1;                 ///< threads taking whole chunks, min(T, chunks)
   std::size_t workspace_bytes = 0;  ///< 4 * (filter * (1 + partials) + workers * (input + product))
 };
@@ -39,6 +42,8 @@ struct WinogradLayout {
 /// most tiles / threads rounded up (every thread gets a chunk), at most all tiles.
 inline constexpr int64_t kChunkBytes = std::int64_t{2} << 20;
 inline constexpr int64_t kMinChunk = 128;
+/// Floats (one cache line) added between the matrices of consecutive transform points.
+inline constexpr int64_t kPointSkew = 16;
 
 /// The layout of (problem, pass) with output tile m, `chunk` tiles per chunk (0 = auto) and
 /// `threads` threads (at most one worker per chunk).
