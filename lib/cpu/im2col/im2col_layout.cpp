@@ -73,8 +73,8 @@ constexpr bool kHaveOpenMP = false;
 std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
-      << ", " << threads << " thread" << (threads == 1 ? "" : "s") << "), " << images_per_gemm
-      << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
+      << ", " << threads << " thread" << (threads == 1 ? "" : "s") << ", gemm " << gemm_threads
+      << "), " << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
       << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
       << col << ", stage " << stage << ", partial " << partial << " floats), gemm "
       << to_string(backend);
@@ -105,6 +105,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   }
   layout.workers = images ? std::min<int64_t>(layout.threads, pairs) : 1;
   layout.mode = layout.workers > 1 ? ParallelMode::images : ParallelMode::gemm;
+  // Our threads times the GEMM's never exceed T: T slices with one-thread GEMMs, or one slice
+  // whose GEMM takes all T (T defaults to the CPUs this process may run on).
+  layout.gemm_threads = layout.workers > 1 ? 1 : layout.threads;
 
   // Images per GEMM: asked for, or enough to reach kTargetColumns GEMM columns; never more
   // than a worker's pairs, the batch, or 32-bit GEMM columns.

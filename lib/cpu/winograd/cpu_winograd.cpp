@@ -214,24 +214,9 @@ class WinogradPlan final : public Plan {
   // instead of three per chunk (on a loaded machine the barriers cost more than the work).
   template <class Body>
   void run_workers(Body body) const {
-    // One worker: no region (a team of another size than the transforms' would make the
-    // OpenMP runtime allocate a new one inside run()).
-    if (l_.workers == 1) return body(0);
-    std::exception_ptr failure;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(l_.workers))
-#endif
-    for (int64_t w = 0; w < l_.workers; ++w) {
-      try {
-        body(w);
-      } catch (...) {
-#ifdef _OPENMP
-#pragma omp critical(convlab_winograd_failure)
-#endif
-        if (!failure) failure = std::current_exception();
-      }
-    }
-    if (failure) std::rethrow_exception(failure);
+    // As many iterations as threads: one each. One worker runs no region (a team of another
+    // size than the transforms' would make the OpenMP runtime allocate a new one inside run()).
+    parallel_for(l_.workers, static_cast<int>(l_.workers), body);
   }
 
   int64_t src_total() const { return pass_ == Pass::backward_data ? p_.k : p_.c; }
