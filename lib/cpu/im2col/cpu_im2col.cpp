@@ -58,9 +58,9 @@
 
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
-#include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
 #include "im2col_loops.hpp"
+#include "convlab/registry.hpp"
 #include "strategy/im2col_index.hpp"
 
 #ifdef _OPENMP
@@ -90,8 +90,7 @@ class Im2colPlan final : public Plan {
     info_.workspace_split = {
         {"columns", static_cast<std::size_t>(4 * layout_.workers * layout_.col)},
         {"stage", static_cast<std::size_t>(4 * layout_.workers * layout_.stage)},
-        {"partials",
-         layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
+        {"partials", layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details = {{"layout", layout_.describe()},
                      {"own_threads", std::to_string(layout_.workers)},
                      {"gemm_threads", std::to_string(layout_.gemm_threads)}};
@@ -166,15 +165,9 @@ class Im2colPlan final : public Plan {
       chunk.image = q % p_.n;
       chunk.count = std::min({layout_.images_per_gemm, end - q, p_.n - chunk.image});
       switch (pass_) {
-        case Pass::forward:
-          forward(chunk, t, col, stage);
-          break;
-        case Pass::backward_data:
-          backward_data(chunk, t, col, stage);
-          break;
-        case Pass::backward_filter:
-          backward_filter(chunk, t, col, stage, dw);
-          break;
+        case Pass::forward: forward(chunk, t, col, stage); break;
+        case Pass::backward_data: backward_data(chunk, t, col, stage); break;
+        case Pass::backward_filter: backward_filter(chunk, t, col, stage, dw); break;
       }
       q += chunk.count;
     }
@@ -279,12 +272,11 @@ AlgorithmInfo im2col_info(std::vector<KnobSpec> knobs) {
 
 CpuIm2col::CpuIm2col() : info_(im2col_info(Im2colOptions{}.schema())) {}
 
-CpuIm2col::CpuIm2col(const Im2colOptions& defaults)
-    : info_([&] {
-        std::vector<KnobSpec> knobs = defaults.schema();
-        for (KnobSpec& k : knobs) k.environment_default.clear();
-        return im2col_info(std::move(knobs));
-      }()) {}
+CpuIm2col::CpuIm2col(const Im2colOptions& defaults) : info_([&] {
+  std::vector<KnobSpec> knobs = defaults.schema();
+  for (KnobSpec& k : knobs) k.environment_default.clear();
+  return im2col_info(std::move(knobs));
+}()) {}
 
 Im2colOptions CpuIm2col::options() const {
   return Im2colOptions::from_knobs(resolve_knobs(kName, info_.knobs, {}));
@@ -339,15 +331,9 @@ ErrorBound CpuIm2col::error_bound(const ConvProblem& p, Pass pass) const {
   // bound by a factor of 2^24 / (6 L^1.5): every indexing mistake still fails.
   double chain = 0;
   switch (pass) {
-    case Pass::forward:
-      chain = double(p.c_per_group()) * p.r * p.s;
-      break;
-    case Pass::backward_data:
-      chain = double(p.k_per_group()) + double(p.r) * p.s;
-      break;
-    case Pass::backward_filter:
-      chain = double(p.n) * p.out_h() * p.out_w() + num_threads();
-      break;
+    case Pass::forward: chain = double(p.c_per_group()) * p.r * p.s; break;
+    case Pass::backward_data: chain = double(p.k_per_group()) + double(p.r) * p.s; break;
+    case Pass::backward_filter: chain = double(p.n) * p.out_h() * p.out_w() + num_threads(); break;
   }
   return ErrorBound{ErrorBound::Kind::elementwise, 6.0 * std::sqrt(chain) + 2.0, 0.0};
 }

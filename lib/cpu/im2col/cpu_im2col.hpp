@@ -54,12 +54,11 @@ struct Im2colLayout {
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
   int64_t workers = 1;                     ///< slices run in parallel (1 in gemm mode)
   int gemm_threads = 1;                    ///< the GEMM library's threads: 1 with workers > 1
-
-  int64_t images_per_gemm = 1;  ///< b
-  bool pointwise = false;       ///< 1x1 / stride 1 / pad 0: no column buffer
-  int64_t col = 0;              ///< pad16(C/g*R*S * b*OH*OW), 0 when pointwise
-  int64_t stage = 0;            ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
-  int64_t partial = 0;          ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
+  int64_t images_per_gemm = 1;             ///< b
+  bool pointwise = false;                  ///< 1x1 / stride 1 / pad 0: no column buffer
+  int64_t col = 0;                         ///< pad16(C/g*R*S * b*OH*OW), 0 when pointwise
+  int64_t stage = 0;                       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
+  int64_t partial = 0;                     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
   std::size_t workspace_bytes = 0;
   GemmBackend backend = default_gemm_backend();
   std::string describe() const;
