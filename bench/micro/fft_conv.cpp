@@ -166,8 +166,8 @@ struct ProductData {
   }
 };
 
-void bin_gemm_case(benchmark::State& state, cpu_fft::BinGemmIsa isa, const std::string& layer) {
-  if (!cpu_fft::bin_gemm_isa_supported(isa)) {
+void bin_gemm_case(benchmark::State& state, CpuIsa isa, const std::string& layer) {
+  if (!cpu_isa_supported(isa)) {
     state.SkipWithError("this CPU does not run this instruction set");
     return;
   }
@@ -228,9 +228,8 @@ const int kRegistered = [] {
   benchmark::RegisterBenchmark("fftw_rows/rows_then_columns", fftw_rows, true)
       ->Unit(benchmark::kMillisecond);
   for (const std::string layer : {"mb16ic32ih64oc32kh9", "mb16ic3ih64oc32kh9"}) {
-    for (auto isa : {cpu_fft::BinGemmIsa::generic, cpu_fft::BinGemmIsa::avx2,
-                     cpu_fft::BinGemmIsa::avx512}) {
-      const std::string name = "bin_gemm/" + layer + "/" + cpu_fft::to_string(isa);
+    for (auto isa : {CpuIsa::generic, CpuIsa::avx2, CpuIsa::avx512}) {
+      const std::string name = "bin_gemm/" + layer + "/" + to_string(isa);
       benchmark::RegisterBenchmark(name.c_str(), bin_gemm_case, isa, layer)
           ->Unit(benchmark::kMillisecond);
     }

@@ -17,9 +17,10 @@
 // the plan records which. Deterministic: one writer per output element, the chunks summed in
 // order on one stream, cuBLAS bitwise reproducible on one architecture and SM count.
 //
-// Workspace (bytes): round256(cublas) + round256(4 U) + round256(4 V) + 4 M/P of one chunk
-// (strategy/winograd_geometry.hpp with one worker and 256-byte alignment); auto chunks keep
-// V and M within kWinogradGpuChunkBytes.
+// Workspace (bytes): round256(cublas) + 4 (U + V + M/P of one chunk), each buffer alpha^2
+// matrices whose point stride (the cuBLAS batch stride) is the matrix rounded up to 256 bytes
+// (strategy/winograd_geometry.hpp with one worker, 256-byte alignment and no point skew);
+// auto chunks keep V and M within kWinogradGpuChunkBytes, at least kWinogradMinChunk tiles.
 //
 // Not run on a GPU in the session that wrote it (none was lent): compiled everywhere nvcc is,
 // its sequence and per-thread math run on the host in test_cuda_winograd_host, and the GPU

@@ -4,9 +4,10 @@
 // backward-filter. One thread transforms one whole tile (or one filter) with the shared
 // CONVLAB_HD tile transforms of strategy/winograd_transform.hpp; the per-thread functions
 // below are CONVLAB_HD too, so the host tests run exactly what the kernels run. Buffers are
-// laid out as cpu.winograd's (strategy/winograd_geometry.hpp; the chunk is the leading
-// dimension of V, M and P): consecutive threads take consecutive tiles of one channel, so
-// their stores to V and P are contiguous. No atomics: every output has one writer.
+// laid out as cpu.winograd's (strategy/winograd_geometry.hpp: transform point xi's matrix a
+// point stride after point xi - 1's, the chunk the leading dimension of V, M and P):
+// consecutive threads take consecutive tiles of one channel, so their stores to V and P are
+// contiguous. No atomics: every output has one writer.
 // CUDA-free declarations.
 
 #include <cstdint>
@@ -52,11 +53,12 @@ CONVLAB_HD WinogradJob winograd_job(const winograd::WinogradLayout& l, int64_t g
   return j;
 }
 
-/// Where transform point xi of a job's tile lies in V, M or P (the chunk's buffers with
-/// `channels` rows per point and the slot as the fastest index).
-CONVLAB_HD int64_t winograd_point(const winograd::WinogradLayout& l, int64_t channels, int xi,
+/// Where transform point xi of a job's tile lies in V, M or P: point xi's matrix starts
+/// `point` floats (the buffer's point stride: l.input_point or l.product_point) after point
+/// xi - 1's, the channel is its row and the slot the fastest index.
+CONVLAB_HD int64_t winograd_point(const winograd::WinogradLayout& l, int64_t point, int xi,
                                   const WinogradJob& j) {
-  return (xi * channels + j.channel) * l.chunk + j.slot;
+  return xi * point + j.channel * l.chunk + j.slot;
 }
 
 /// U[xi][d][s] = (G w G^T)[xi] for the filter of destination channel d and source channel
@@ -66,7 +68,7 @@ template <int M>
 CONVLAB_HD void winograd_filter_row(const winograd::WinogradLayout& l, bool flip, int64_t g,
                                     const float* w, int64_t row, float* u) {
   constexpr int kPoints = winograd::Tile<M>::points;
-  const int64_t src = l.src_channels, rows = l.dst_channels * src;
+  const int64_t src = l.src_channels;
   const int64_t d = row / src, s = row % src;
   const int64_t kg = flip ? l.src_channels : l.dst_channels;
   const int64_t cg = flip ? l.dst_channels : l.src_channels;
@@ -75,7 +77,7 @@ CONVLAB_HD void winograd_filter_row(const winograd::WinogradLayout& l, bool flip
   float tap[9], out[kPoints];
   for (int i = 0; i < 9; ++i) tap[i] = flip ? wk[8 - i] : wk[i];
   winograd::filter_transform<M>(tap, out);
-  for (int xi = 0; xi < kPoints; ++xi) u[xi * rows + row] = out[xi];
+  for (int xi = 0; xi < kPoints; ++xi) u[xi * l.filter_point + row] = out[xi];
 }
 
 /// V[xi][c][t] = (B^T d B)[xi] for job = c * count + t: the source patch of tile t0 + t of
@@ -89,7 +91,7 @@ CONVLAB_HD void winograd_input_tile(const winograd::WinogradLayout& l, int64_t g
   winograd_gather<kAlpha>(src + j.plane, l.src_h, l.src_w, j.th * M - l.offset_h,
                           j.tw * M - l.offset_w, d);
   winograd::input_transform<M>(d, out);
-  for (int xi = 0; xi < kPoints; ++xi) v[winograd_point(l, l.src_channels, xi, j)] = out[xi];
+  for (int xi = 0; xi < kPoints; ++xi) v[winograd_point(l, l.input_point, xi, j)] = out[xi];
 }
 
 /// The destination tile t0 + t of channel k (job = k * count + t) of group g: A^T M A, the
@@ -101,7 +103,7 @@ CONVLAB_HD void winograd_output_tile(const winograd::WinogradLayout& l, int64_t 
   constexpr int kPoints = winograd::Tile<M>::points;
   const WinogradJob j = winograd_job(l, g, /*source=*/false, t0, count, job);
   float pts[kPoints], out[M * M];
-  for (int xi = 0; xi < kPoints; ++xi) pts[xi] = prod[winograd_point(l, l.dst_channels, xi, j)];
+  for (int xi = 0; xi < kPoints; ++xi) pts[xi] = prod[winograd_point(l, l.product_point, xi, j)];
   winograd::output_transform<M>(pts, out);
   float* o = dst + j.plane;
   for (int i = 0; i < M; ++i) {
@@ -124,7 +126,7 @@ CONVLAB_HD void winograd_gradient_tile(const winograd::WinogradLayout& l, int64_
   float tile[M * M], out[kPoints];
   winograd_gather<M>(dy + j.plane, l.dst_h, l.dst_w, j.th * M, j.tw * M, tile);
   winograd::output_adjoint<M>(tile, out);
-  for (int xi = 0; xi < kPoints; ++xi) prod[winograd_point(l, l.dst_channels, xi, j)] = out[xi];
+  for (int xi = 0; xi < kPoints; ++xi) prod[winograd_point(l, l.product_point, xi, j)] = out[xi];
 }
 
 /// dw[k, c] = G^T dU[.][k][c] G for kc = k * C/g + c of group g (backward-filter).
@@ -134,7 +136,7 @@ CONVLAB_HD void winograd_filter_gradient(const winograd::WinogradLayout& l, int6
   constexpr int kPoints = winograd::Tile<M>::points;
   const int64_t rows = l.dst_channels * l.src_channels;
   float pts[kPoints];
-  for (int xi = 0; xi < kPoints; ++xi) pts[xi] = du[xi * rows + kc];
+  for (int xi = 0; xi < kPoints; ++xi) pts[xi] = du[xi * l.filter_point + kc];
   winograd::filter_adjoint<M>(pts, dw + (g * rows + kc) * 9);
 }
 

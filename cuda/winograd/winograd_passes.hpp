@@ -25,7 +25,8 @@
 //                           -> dU^T = V P^T:    gemm(T, N, m=Cg, n=Kg, k=count,
 //                                               V, ld chunk, P, ld chunk, dU, ld Cg)
 // with beta = 0 for a group's first chunk and 1 after (the chunks' sum in order: one stream,
-// no atomics, deterministic).
+// no atomics, deterministic). The batch strides are the layout's point strides (input_point,
+// filter_point, product_point), the ones cpu.winograd's per-point GEMMs step by.
 
 #include <cstdint>
 
@@ -59,8 +60,8 @@ void run_winograd_pass(const winograd::WinogradLayout& l, Pass pass, int64_t gro
         const int64_t t0 = ci * l.chunk, count = l.tiles - t0 < l.chunk ? l.tiles - t0 : l.chunk;
         ops.input(g, t.x, t0, count, b.v);
         ops.gradient(g, t.y, t0, count, b.prod);
-        ops.gemm('T', 'N', cs, cd, count, b.v, l.chunk, cs * l.chunk, b.prod, l.chunk, cd * l.chunk,
-                 ci == 0 ? 0.0f : 1.0f, b.u, cs, cd * cs, points);
+        ops.gemm('T', 'N', cs, cd, count, b.v, l.chunk, l.input_point, b.prod, l.chunk,
+                 l.product_point, ci == 0 ? 0.0f : 1.0f, b.u, cs, l.filter_point, points);
       }
       ops.filter_gradient(g, b.u, t.w);
       continue;
@@ -72,8 +73,8 @@ void run_winograd_pass(const winograd::WinogradLayout& l, Pass pass, int64_t gro
     for (int64_t ci = 0; ci < l.chunks; ++ci) {
       const int64_t t0 = ci * l.chunk, count = l.tiles - t0 < l.chunk ? l.tiles - t0 : l.chunk;
       ops.input(g, src, t0, count, b.v);
-      ops.gemm('N', 'N', count, cd, cs, b.v, l.chunk, cs * l.chunk, b.u, cs, cd * cs, 0.0f, b.prod,
-               l.chunk, cd * l.chunk, points);
+      ops.gemm('N', 'N', count, cd, cs, b.v, l.chunk, l.input_point, b.u, cs, l.filter_point, 0.0f,
+               b.prod, l.chunk, l.product_point, points);
       ops.output(g, b.prod, t0, count, dst);
     }
   }

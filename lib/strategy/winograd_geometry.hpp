@@ -5,13 +5,19 @@
 /// chunk, the workspace formula and where each buffer lies in it. The derivation is at the
 /// top of lib/cpu/winograd/cpu_winograd.cpp; docs/strategy-winograd.md has the formula.
 ///
-/// Workspace (bytes, in this order; pad = round a buffer up to `alignment` bytes):
+/// Each buffer holds alpha^2 matrices, one per transform point, a point stride apart (floats;
+/// pad = round up to `alignment` bytes, skew = the executor's point_skew_floats):
+///   filter_point  = pad(K/g C/g) + skew      U[xi] (forward, backward-data) or dU[xi]
+///   input_point   = pad(Cs chunk) + skew     V[xi]
+///   product_point = pad(Cd chunk) + skew     M[xi] (forward, backward-data) or P[xi]
+/// Workspace (bytes, in this order):
 ///   library   the executor's library scratch (cuBLAS's workspace on the GPU, 0 on the CPU)
-///   filter    pad(4 alpha^2 K/g C/g)         U (forward, backward-data) or dU (bwd-filter)
+///   filter    4 pad(alpha^2 filter_point)
 ///   per worker w < workers:
-///     input   pad(4 alpha^2 Cs chunk)        V
-///     product pad(4 alpha^2 Cd chunk)        M (forward, backward-data) or P (bwd-filter)
+///     input   4 pad(alpha^2 input_point)
+///     product 4 pad(alpha^2 product_point)
 ///   partials  (workers - 1) filter            bwd-filter: a private dU per worker past the first
+/// (with a skew of whole alignments, as both executors use, the outer pads change nothing).
 ///
 /// The CONVLAB_HD helpers are plain int64_t math, so kernels take the layout by value.
 
@@ -43,9 +49,12 @@ struct WinogradLayout {
   int64_t tiles = 0;                   ///< per group: images * tiles_h * tiles_w
   int64_t chunk = 0;                   ///< tiles transformed and multiplied together
   int64_t chunks = 0;                  ///< ceil(tiles / chunk)
-  int64_t filter_floats = 0;           ///< alpha^2 * K/g * C/g, padded to the alignment
-  int64_t input_floats = 0;            ///< alpha^2 * src_channels * chunk, padded
-  int64_t product_floats = 0;          ///< alpha^2 * dst_channels * chunk, padded
+  int64_t filter_point = 0;            ///< floats from U[xi] to U[xi + 1]: pad(K/g C/g) + skew
+  int64_t input_point = 0;             ///< floats from V[xi] to V[xi + 1]: pad(Cs chunk) + skew
+  int64_t product_point = 0;           ///< floats from M[xi] to M[xi + 1]: pad(Cd chunk) + skew
+  int64_t filter_floats = 0;           ///< alpha^2 * filter_point, padded to the alignment
+  int64_t input_floats = 0;            ///< alpha^2 * input_point, padded
+  int64_t product_floats = 0;          ///< alpha^2 * product_point, padded
   int64_t workers = 1;                 ///< executors taking whole chunks, min(workers, chunks)
   int64_t partials = 0;                ///< private dUs: workers - 1 for bwd_filter, else 0
   int64_t library_bytes = 0;           ///< the executor's library scratch, first
@@ -56,8 +65,14 @@ struct WinogradLayout {
 
 /// Tiles per chunk when the `tiles` knob is auto on the CPU: as many as keep the chunk's
 /// transformed input and products within this many bytes (cache-sized), at least
-/// kWinogradMinChunk, at most all tiles.
+/// kWinogradCpuMinChunk (narrower per-point GEMMs spent their time packing U, the larger
+/// operand when channels are many), at most all tiles.
 inline constexpr int64_t kWinogradCpuChunkBytes = int64_t{2} << 20;
+inline constexpr int64_t kWinogradCpuMinChunk = 128;
+/// Floats (one 64-byte cache line) the CPU adds between consecutive transform points'
+/// matrices: with a power-of-two matrix (64 channels x 128 tiles = 32 KiB) the alpha^2
+/// streams a tile transform reads or writes would all fall into the same cache set.
+inline constexpr int64_t kWinogradCpuPointSkew = 16;
 /// The same on the GPU: GEMMs thousands of tiles wide, so that each of the alpha^2 products
 /// of a chunk fills the device (a choice, not a measurement: no GPU has run it yet).
 inline constexpr int64_t kWinogradGpuChunkBytes = int64_t{64} << 20;
@@ -71,6 +86,9 @@ struct WinogradOptions {
   int64_t workers = 1;                           ///< threads taking whole chunks (CPU)
   int64_t alignment = 64;                        ///< buffer alignment in bytes (power of two >= 4)
   int64_t library_bytes = 0;                     ///< library scratch placed first (cuBLAS)
+  int64_t point_skew_floats = 0;                 ///< floats added after each point's matrix
+  int64_t min_chunk = kWinogradMinChunk;         ///< auto's fewest tiles per chunk (>= 1)
+  bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
 };
 
 /// Tile index within the group -> (image, tile row, tile column).
@@ -100,12 +118,15 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
                                       const WinogradOptions& options) {
   const int64_t align = options.alignment;
   if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
-      options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0) {
-    throw Error(ErrorCode::invalid_argument, "winograd_layout " + p.descriptor() +
-                                                 ": bad options (m " + std::to_string(options.m) +
-                                                 ", chunk " + std::to_string(options.chunk) +
-                                                 ", workers " + std::to_string(options.workers) +
-                                                 ", alignment " + std::to_string(align) + ")");
+      options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
+      options.point_skew_floats < 0 || options.min_chunk < 1) {
+    throw Error(ErrorCode::invalid_argument,
+                "winograd_layout " + p.descriptor() + ": bad options (m " +
+                    std::to_string(options.m) + ", chunk " + std::to_string(options.chunk) +
+                    ", workers " + std::to_string(options.workers) + ", alignment " +
+                    std::to_string(align) + ", point skew " +
+                    std::to_string(options.point_skew_floats) + ", min chunk " +
+                    std::to_string(options.min_chunk) + ")");
   }
   const int64_t align_floats = align / 4;
   auto pad = [&](int64_t floats) {
@@ -135,15 +156,25 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
     const int64_t per_tile = checked_mul(
         4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
     chunk = options.chunk_bytes / per_tile;
-    if (chunk < kWinogradMinChunk) chunk = kWinogradMinChunk;
+    if (chunk < options.min_chunk) chunk = options.min_chunk;
+    if (options.chunk_per_worker) {
+      const int64_t share = (l.tiles + options.workers - 1) / options.workers;
+      if (chunk > share) chunk = share;
+    }
   }
   l.chunk = chunk < l.tiles ? chunk : l.tiles;
   l.chunks = (l.tiles + l.chunk - 1) / l.chunk;
-  l.filter_floats =
-      pad(checked_mul(points, checked_mul(p.k_per_group(), p.c_per_group(), "filter transform"),
-                      "filter transform"));
-  l.input_floats = pad(checked_mul(points * l.src_channels, l.chunk, "input transform"));
-  l.product_floats = pad(checked_mul(points * l.dst_channels, l.chunk, "products"));
+  const int64_t skew = options.point_skew_floats;
+  l.filter_point =
+      checked_add(pad(checked_mul(p.k_per_group(), p.c_per_group(), "filter transform")), skew,
+                  "filter transform");
+  l.input_point = checked_add(pad(checked_mul(l.src_channels, l.chunk, "input transform")), skew,
+                              "input transform");
+  l.product_point =
+      checked_add(pad(checked_mul(l.dst_channels, l.chunk, "products")), skew, "products");
+  l.filter_floats = pad(checked_mul(points, l.filter_point, "filter transform"));
+  l.input_floats = pad(checked_mul(points, l.input_point, "input transform"));
+  l.product_floats = pad(checked_mul(points, l.product_point, "products"));
   l.workers = options.workers < l.chunks ? options.workers : l.chunks;
   l.partials = pass == Pass::backward_filter ? l.workers - 1 : 0;
   l.library_bytes = options.library_bytes;

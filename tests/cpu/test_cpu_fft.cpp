@@ -83,13 +83,12 @@ namespace {
 // Each instruction set's bin GEMM against a plain complex loop, every conjugation mode,
 // tile remainders (m, n not multiples of the register tile) and groups.
 TEST(CpuFftBinGemm, EveryIsaMatchesPlainLoops) {
-  using cpu_fft::BinGemmIsa;
   std::mt19937 rng(static_cast<unsigned>(run_seed()));
   std::uniform_real_distribution<float> u(-1, 1);
   int tested = 0;
-  for (BinGemmIsa isa : {BinGemmIsa::generic, BinGemmIsa::avx2, BinGemmIsa::avx512}) {
-    if (!cpu_fft::bin_gemm_isa_supported(isa)) {
-      std::cout << "bin GEMM " << cpu_fft::to_string(isa) << ": not supported here, skipped\n";
+  for (CpuIsa isa : {CpuIsa::generic, CpuIsa::avx2, CpuIsa::avx512}) {
+    if (!cpu_isa_supported(isa)) {
+      std::cout << "bin GEMM " << to_string(isa) << ": not supported here, skipped\n";
       continue;
     }
     for (const char* descriptor : {"mb3ic5ih6iw7oc7kh3kw2", "g3mb2ic6ih5oc9kh2", "mb1ic1ih4oc1kh1",
@@ -134,7 +133,7 @@ TEST(CpuFftBinGemm, EveryIsaMatchesPlainLoops) {
                 FftOperand o_plain = m.out;
                 const cf got = at(o_plain, grp, i, j, bin);
                 ASSERT_LE(std::abs(got - want), 4 * m.l * 6e-8 * mag + 1e-30)
-                    << cpu_fft::to_string(isa) << " " << p.descriptor() << " "
+                    << to_string(isa) << " " << p.descriptor() << " "
                     << to_string(pass) << " (" << grp << "," << i << "," << j << ") bin " << bin;
               }
         ++tested;
@@ -147,10 +146,9 @@ TEST(CpuFftBinGemm, EveryIsaMatchesPlainLoops) {
 // The whole algorithm with each instruction set the CPU runs (the default picks the best).
 TEST_F(CpuFft, EveryIsaOnTheEdgeCases) {
   const uint64_t seed = run_seed();
-  using cpu_fft::BinGemmIsa;
-  for (BinGemmIsa kind : {BinGemmIsa::generic, BinGemmIsa::avx2, BinGemmIsa::avx512}) {
-    const char* isa = cpu_fft::to_string(kind);
-    if (!cpu_fft::bin_gemm_isa_supported(kind)) {
+  for (CpuIsa kind : {CpuIsa::generic, CpuIsa::avx2, CpuIsa::avx512}) {
+    const char* isa = to_string(kind);
+    if (!cpu_isa_supported(kind)) {
       std::cout << "cpu.fft with " << isa << ": not supported here, skipped\n";
       continue;
     }

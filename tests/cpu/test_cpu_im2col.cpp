@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <new>
 #include <vector>
 
@@ -194,6 +195,29 @@ TEST(CpuIm2col, DeterministicWithFixedThreads) {
       expect_bitwise_repeatable(images_mode, p, pass, run_seed());
     }
   }
+}
+
+// No oversubscription: our threads times the GEMM library's are the thread count, in every
+// mode, and the plan records both.
+TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
+  const ConvProblem p = testing::problem("mb6ic4ih9oc5kh3ph1");
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (auto mode :
+         {im2col::ParallelMode::automatic, im2col::ParallelMode::images, im2col::ParallelMode::gemm}) {
+      im2col::Im2colOptions options;
+      options.parallel = mode;
+      const im2col::Im2colLayout layout = im2col::im2col_layout(p, Pass::forward, options, threads);
+      EXPECT_EQ(layout.workers * layout.gemm_threads, threads) << to_string(mode);
+      if (mode == im2col::ParallelMode::gemm) EXPECT_EQ(layout.workers, 1);
+      const auto plan = im2col::CpuIm2col(options).plan(p, Pass::forward);
+      std::map<std::string, std::string> details(plan->info().details.begin(),
+                                                 plan->info().details.end());
+      EXPECT_EQ(details["own_threads"], std::to_string(layout.workers));
+      EXPECT_EQ(details["gemm_threads"], std::to_string(layout.gemm_threads));
+    }
+  }
+  set_num_threads(2);
 }
 
 int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }

@@ -14,6 +14,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
+#include "cpu/isa.hpp"
 #include "lib/cpu/winograd/cpu_winograd.hpp"
 #include "support/conv_tester.hpp"
 
@@ -57,9 +58,56 @@ TEST_F(CpuWinograd, Describes) {
   EXPECT_EQ(info.family, Family::winograd);
   EXPECT_EQ(info.device, Device::cpu);
   EXPECT_TRUE(info.deterministic);
-  ASSERT_EQ(info.knobs.size(), 2u);
+  ASSERT_EQ(info.knobs.size(), 3u);
   EXPECT_EQ(info.knobs[0].name, "variant");
   EXPECT_EQ(info.knobs[0].default_value, "f4");
+  EXPECT_EQ(info.knobs[2].name, "isa");
+  EXPECT_EQ(info.knobs[2].default_value, "auto");
+}
+
+// Each instruction set's tile transforms against the reference, on the Winograd corpus and on
+// rows wider than one kernel run (75 and 150 tiles across, runs of at most kMaxRunTiles), with
+// chunks that cut tile rows; the plan names the instruction set it runs.
+TEST_F(CpuWinograd, EveryIsaAgainstTheReference) {
+  const uint64_t seed = run_seed() + 2;
+  std::vector<ConvProblem> cases = winograd_cases();
+  cases.push_back(problem("mb2ic3ih9iw300oc2kh3kw3ph1"));
+  cases.push_back(problem("mb1ic2ih6iw259oc3kh3kw3ph2pw0"));
+  for (const auto& entry : kCpuIsaNames) {
+    const std::string isa = entry.name;
+    if (!cpu_isa_supported(entry.value)) {
+      std::cout << "cpu.winograd with " << isa << ": not supported here, skipped\n";
+      continue;
+    }
+    for (const char* variant : {"f2", "f4"}) {
+      for (const char* tiles : {"5", "auto"}) {
+        for (const ConvProblem& p : cases) {
+          for (Pass pass : all_passes()) {
+            auto plan =
+                winograd().plan(p, pass, {{"variant", variant}, {"tiles", tiles}, {"isa", isa}});
+            EXPECT_NE(plan->info().kernel.find("tiles " + isa), std::string::npos)
+                << plan->info().kernel;
+            std::vector<float> ws(plan->workspace_bytes() / 4 + 1,
+                                  std::numeric_limits<float>::quiet_NaN());
+            HostTensors t = make_inputs(p, pass, seed);
+            plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
+            const AccuracyReport r = compare_with_reference(
+                p, pass, t, t.output(pass),
+                winograd::cpu_winograd_error_bound(p, pass, variant[1] - '0'));
+            EXPECT_TRUE(r.within_bound)
+                << p.descriptor() << " " << to_string(pass) << " " << variant << " " << isa
+                << " tiles " << tiles << " seed " << seed << ": " << r.detail;
+          }
+        }
+      }
+    }
+  }
+  try {
+    winograd().plan(problem("mb1ic1ih4oc1kh3"), Pass::forward, {{"isa", "sse9"}});
+    ADD_FAILURE() << "an unknown isa was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sse9"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(CpuWinograd, WinogradCorpusBothVariants) {
@@ -166,18 +214,22 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
       auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
       const int64_t points = 36, kc = 64 * 64,
                     partials = pass == Pass::backward_filter ? threads - 1 : 0;
+      // Each point's matrix is padded by one cache line (16 floats).
       const std::size_t expected =
-          4 * (points * kc * (1 + partials) + threads * 2 * points * 64 * 100);
+          4 * (points * (kc + 16) * (1 + partials) + threads * 2 * points * (64 * 100 + 16));
       EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
       EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
     }
   }
   set_num_threads(previous);
-  // No more workers than chunks: 1 * 3 * 3 tiles in one chunk.
+  // No more workers than chunks: 1 * 3 * 3 tiles in one chunk of 9; auto cuts them into one
+  // chunk per thread (ceil(9 / 3) tiles each) instead.
   set_num_threads(3);
-  EXPECT_EQ(
-      detail(*winograd().plan(problem("mb1ic2ih12oc2kh3ph1"), Pass::forward), "chunk_workers"),
-      "1");
+  const ConvProblem small = problem("mb1ic2ih12oc2kh3ph1");
+  EXPECT_EQ(detail(*winograd().plan(small, Pass::forward, {{"tiles", "9"}}), "chunk_workers"), "1");
+  const auto split3 = winograd().plan(small, Pass::forward);
+  EXPECT_EQ(detail(*split3, "chunk_workers"), "3");
+  EXPECT_EQ(detail(*split3, "tiles_per_chunk"), "3");
   set_num_threads(previous);
   for (Pass pass : all_passes()) {
     auto plan = winograd().plan(p, pass, {{"tiles", "100"}});

@@ -1,8 +1,9 @@
 // The plan geometry of strategy/winograd_geometry.hpp, shared by cpu.winograd and
 // cuda.winograd, checked against the definition rather than against itself: the tiles cover
 // every destination element exactly once, a tile's patch holds every source element the
-// definition reads for its outputs, the buffers do not overlap and sit on the alignment, and
-// bad options are refused by name.
+// definition reads for its outputs, the buffers do not overlap and sit on the alignment, each
+// transform point's matrix has its own aligned stretch (with the executor's skew after it), the
+// auto chunk follows the executor's rules, and bad options are refused by name.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -55,7 +56,8 @@ TEST(WinogradGeometry, TilesCoverTheDestinationAndPatchesHoldTheTaps) {
   }
 }
 
-// Buffers in order, aligned, not overlapping, and the workspace their end: with a library
+// Buffers in order, aligned, not overlapping (each spans its 36 point matrices, the last one
+// ending 35 point strides after the first begins), and the workspace their end: with a library
 // scratch, workers and (backward-filter) their private partials.
 TEST(WinogradGeometry, BuffersAreAlignedAndDisjoint) {
   const ConvProblem p = problem("g2mb4ic6ih15oc10kh3ph1");
@@ -70,24 +72,88 @@ TEST(WinogradGeometry, BuffersAreAlignedAndDisjoint) {
       EXPECT_EQ(l.workers, 3);
       EXPECT_EQ(l.partials, pass == Pass::backward_filter ? 2 : 0);
       EXPECT_GE(l.filter_offset, 1000);
-      int64_t end = l.filter_offset + 4 * l.filter_floats;
+      auto span = [](int64_t point, int64_t matrix) { return 4 * (35 * point + matrix); };
+      const int64_t filter_span = span(l.filter_point, 5 * 3);
+      int64_t end = l.filter_offset + filter_span;
       for (int64_t w = 0; w < l.workers; ++w) {
         const int64_t in = winograd::winograd_input_offset(l, w);
         const int64_t out = winograd::winograd_product_offset(l, w);
         EXPECT_EQ(in % align, 0);
         EXPECT_EQ(out % align, 0);
         EXPECT_GE(in, end);
-        EXPECT_GE(out, in + 4 * 36 * l.src_channels * l.chunk);
-        end = out + 4 * 36 * l.dst_channels * l.chunk;
+        EXPECT_GE(out, in + span(l.input_point, l.src_channels * l.chunk));
+        end = out + span(l.product_point, l.dst_channels * l.chunk);
       }
       for (int64_t w = 1; w <= l.partials; ++w) {
         EXPECT_GE(winograd::winograd_partial_offset(l, w), end);
-        end = winograd::winograd_partial_offset(l, w) + 4 * 36 * 5 * 3;
+        end = winograd::winograd_partial_offset(l, w) + filter_span;
       }
       EXPECT_GE(static_cast<int64_t>(l.workspace_bytes), end);
       EXPECT_LT(static_cast<int64_t>(l.workspace_bytes), end + align);
     }
   }
+}
+
+// alpha^2 matrices per buffer, a point stride apart: each starts on the alignment, holds its
+// channels x chunk floats and then at least the skew before the next, and the last ends inside
+// the buffer.
+TEST(WinogradGeometry, TransformPointsHaveAlignedStridesWithTheSkew) {
+  const ConvProblem p = problem("g2mb3ic6ih15oc10kh3ph1");
+  for (Pass pass : all_passes()) {
+    for (int64_t skew : {0, 16, 64}) {
+      for (int m : {2, 4}) {
+        WinogradOptions o;
+        o.m = m;
+        o.chunk = 7;
+        o.alignment = 64;
+        o.point_skew_floats = skew;
+        const WinogradLayout l = winograd::winograd_layout(p, pass, o);
+        const int64_t points = int64_t{l.alpha} * l.alpha, kc = 5 * 3;
+        const struct {
+          int64_t point, matrix, floats;
+        } buffers[] = {{l.filter_point, kc, l.filter_floats},
+                       {l.input_point, l.src_channels * l.chunk, l.input_floats},
+                       {l.product_point, l.dst_channels * l.chunk, l.product_floats}};
+        for (const auto& b : buffers) {
+          EXPECT_EQ((b.point - skew) % 16, 0) << to_string(pass) << " skew " << skew;
+          EXPECT_GE(b.point - skew, b.matrix);
+          EXPECT_LT(b.point - skew, b.matrix + 16);
+          EXPECT_GE(b.floats, points * b.point);
+          EXPECT_EQ(b.floats % 16, 0);
+        }
+      }
+    }
+  }
+  // With 36 points of 15 filters: 16 floats each, 32 with a cache line of skew.
+  WinogradOptions skewed;
+  skewed.point_skew_floats = 16;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, skewed).filter_point, 32);
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, skewed).filter_floats, 36 * 32);
+}
+
+// Auto chunks: chunk_bytes / (4 alpha^2 (Cs + Cd)) tiles, at least min_chunk, at most all
+// tiles, and with chunk_per_worker at most ceil(tiles / workers); a forced chunk is kept.
+TEST(WinogradGeometry, AutoChunkFollowsTheExecutorsRules) {
+  const ConvProblem p = problem("mb4ic8ih40oc8kh3ph1");  // 4 * 10 * 10 = 400 F(4,3) tiles
+  WinogradOptions o;
+  o.chunk_bytes = 4 * 36 * 16 * 50;  // 50 tiles
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 50);
+  o.min_chunk = 128;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 128);
+  o.chunk_per_worker = true;
+  o.workers = 3;  // ceil(400 / 3) = 134: the minimum stands
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 128);
+  o.workers = 8;  // 50 each: every worker gets a chunk
+  const WinogradLayout spread = winograd::winograd_layout(p, Pass::forward, o);
+  EXPECT_EQ(spread.chunk, 50);
+  EXPECT_EQ(spread.workers, 8);
+  o.chunk_per_worker = false;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).workers, 4);  // ceil(400 / 128)
+  o.chunk = 300;  // forced: no minimum, no share
+  o.chunk_per_worker = true;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 300);
+  o.chunk = 1000;  // at most all tiles
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 400);
 }
 
 TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
@@ -98,7 +164,11 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   odd.alignment = 48;
   WinogradOptions none;
   none.workers = 0;
-  for (const WinogradOptions& o : {m3, odd, none}) {
+  WinogradOptions negative_skew;
+  negative_skew.point_skew_floats = -16;
+  WinogradOptions no_minimum;
+  no_minimum.min_chunk = 0;
+  for (const WinogradOptions& o : {m3, odd, none, negative_skew, no_minimum}) {
     try {
       winograd::winograd_layout(p, Pass::forward, o);
       ADD_FAILURE() << "accepted m " << o.m << " alignment " << o.alignment;

@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convlab/accuracy.hpp"
@@ -71,12 +72,12 @@ struct HostOps {
   }
 };
 
-// Runs cuda.winograd's sequence on the host on `inputs` (output poisoned), as a plan with
-// variant m and `chunk` tiles per chunk (0 = auto) would; returns the output.
-std::vector<float> emulate(const ConvProblem& p, Pass pass, int m, int64_t chunk,
-                           HostTensors host) {
-  const WinogradLayout l = winograd::winograd_layout(
-      p, pass, cuda::cuda_winograd_options(m, chunk, kEmulatedCublasBytes));
+// Runs cuda.winograd's sequence on the host on `inputs` (output poisoned) in the layout of
+// `options`; returns the output.
+std::vector<float> emulate(const ConvProblem& p, Pass pass,
+                           const winograd::WinogradOptions& options, HostTensors host) {
+  const int m = options.m;
+  const WinogradLayout l = winograd::winograd_layout(p, pass, options);
   std::vector<float> workspace(l.workspace_bytes / 4 + 1, std::numeric_limits<float>::quiet_NaN());
   std::vector<float>& out = host.output(pass);
   std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
@@ -90,6 +91,13 @@ std::vector<float> emulate(const ConvProblem& p, Pass pass, int m, int64_t chunk
     cuda::run_winograd_pass(l, pass, p.groups, t, buffers, ops);
   }
   return out;
+}
+
+// As a plan with variant m and `chunk` tiles per chunk (0 = auto) would.
+std::vector<float> emulate(const ConvProblem& p, Pass pass, int m, int64_t chunk,
+                           HostTensors host) {
+  return emulate(p, pass, cuda::cuda_winograd_options(m, chunk, kEmulatedCublasBytes),
+                 std::move(host));
 }
 
 // Winograd-shaped problems: edge cases and random problems forced to stride-1 dense 3x3, and
@@ -141,6 +149,32 @@ TEST(CudaWinogradHost, TheGpuSequenceMatchesTheReference) {
             << " (seed " << seed << ")\n";
 }
 
+// The kernels and GEMMs index U, V and M by the layout's point strides, not by the matrices'
+// sizes: the sequence on cpu.winograd's layout (a cache line of skew after every point's
+// matrix, 64-byte alignment), whose gaps are NaN, still matches the reference.
+TEST(CudaWinogradHost, TheSequenceRunsOnTheCpuLayout) {
+  const uint64_t seed = run_seed() + 2;
+  winograd::WinogradOptions cpu_like;
+  cpu_like.chunk = 5;
+  cpu_like.point_skew_floats = winograd::kWinogradCpuPointSkew;
+  for (int m : {2, 4}) {
+    cpu_like.m = m;
+    for (const char* d : {"mb2ic3ih7oc5kh3ph1", "g2mb2ic4ih10oc6kh3ph1", "mb1ic1ih4oc1kh3ph3"}) {
+      for (Pass pass : all_passes()) {
+        const ConvProblem p = problem(d);
+        const WinogradLayout l = winograd::winograd_layout(p, pass, cpu_like);
+        ASSERT_GT(l.input_point, l.src_channels * l.chunk) << d;
+        const HostTensors inputs = make_inputs(p, pass, seed);
+        const AccuracyReport r =
+            compare_with_reference(p, pass, inputs, emulate(p, pass, cpu_like, inputs),
+                                   cuda::cuda_winograd_error_bound(p, pass, m, false));
+        EXPECT_TRUE(r.within_bound && r.nonfinite == 0)
+            << d << " " << to_string(pass) << " F(" << m << ",3): " << r.detail;
+      }
+    }
+  }
+}
+
 // The bound is tight enough to catch a wrong result of a real bug's size.
 TEST(CudaWinogradHost, TheBoundCatchesAnInjectedError) {
   const uint64_t seed = run_seed() + 1;
@@ -158,7 +192,8 @@ TEST(CudaWinogradHost, TheBoundCatchesAnInjectedError) {
 }
 
 // The GPU plan's layout, by hand: cuBLAS's workspace first, then U, V and M (or dU, V, P),
-// each at a 256-byte boundary, one worker, no partials; the auto chunk fills 64 MiB.
+// each transform point's matrix (the cuBLAS batch stride) at a 256-byte boundary, no skew, one
+// worker, no partials; the auto chunk fills 64 MiB.
 TEST(CudaWinogradHost, LayoutIsTheSharedFormula) {
   {
     // 16 x 14 x 14 tiles of F(4,3) in chunks of 100; every buffer a multiple of 64 floats.
@@ -170,6 +205,9 @@ TEST(CudaWinogradHost, LayoutIsTheSharedFormula) {
       EXPECT_EQ(l.partials, 0);
       EXPECT_EQ(l.tiles, 16 * 14 * 14);
       EXPECT_EQ(l.chunks, 32);  // ceil(3136 / 100)
+      EXPECT_EQ(l.filter_point, 64 * 64);
+      EXPECT_EQ(l.input_point, 64 * 100);
+      EXPECT_EQ(l.product_point, 64 * 100);
       EXPECT_EQ(l.workspace_bytes, kCublasBytes + 4 * (36 * 64 * 64 + 2 * 36 * 64 * 100));
       // Auto: 64 MiB / (4 * 36 * (64 + 64)) = 3640 tiles, more than one image's 196.
       const WinogradLayout a =
@@ -182,17 +220,22 @@ TEST(CudaWinogradHost, LayoutIsTheSharedFormula) {
     }
   }
   {
-    // F(2,3), 3 x 3 tiles, padding visible: U 16*5*3 = 240 -> 256 floats, V 16*3*9 = 432 ->
-    // 448, M 16*5*9 = 720 -> 768 (backward-data swaps V and M); cuBLAS 1000 B -> 1024.
-    const ConvProblem p = problem("mb1ic3ih5oc5kh3ph1");
+    // F(2,3), 16 points, 3 x 3 tiles in one chunk, padding visible: a point of U 30*3 = 90 ->
+    // 128 floats (16 points: 2048), of V 3*9 = 27 -> 64 (1024), of M 30*9 = 270 -> 320 (5120)
+    // (backward-data swaps V and M); cuBLAS 1000 B -> 1024.
+    const ConvProblem p = problem("mb1ic3ih5oc30kh3ph1");
     for (Pass pass : all_passes()) {
       const WinogradLayout l =
           winograd::winograd_layout(p, pass, cuda::cuda_winograd_options(2, 0, 1000));
       const bool data = pass == Pass::backward_data;
+      EXPECT_EQ(l.chunk, 9);
+      EXPECT_EQ(l.filter_point, 128);
+      EXPECT_EQ(l.input_point, data ? 320 : 64);
+      EXPECT_EQ(l.product_point, data ? 64 : 320);
       EXPECT_EQ(l.filter_offset, 1024);
-      EXPECT_EQ(winograd::winograd_input_offset(l, 0), 1024 + 4 * 256);
-      EXPECT_EQ(winograd::winograd_product_offset(l, 0), 1024 + 4 * (256 + (data ? 768 : 448)));
-      EXPECT_EQ(l.workspace_bytes, std::size_t{1024 + 4 * (256 + 448 + 768)});
+      EXPECT_EQ(winograd::winograd_input_offset(l, 0), 1024 + 4 * 2048);
+      EXPECT_EQ(winograd::winograd_product_offset(l, 0), 1024 + 4 * (2048 + (data ? 5120 : 1024)));
+      EXPECT_EQ(l.workspace_bytes, std::size_t{1024 + 4 * (2048 + 1024 + 5120)});
       PlanInfo info;
       winograd::describe_winograd_plan(l, pass, info, "cublas");
       std::size_t split = 0;

@@ -18,28 +18,13 @@
 #include <cstdint>
 #include <string>
 
-#include "convlab/enum_names.hpp"
+#include "cpu/isa.hpp"
 #include "strategy/fft_geometry.hpp"
 
 namespace convlab::cpu_fft {
 
-/// The instruction sets the kernels are compiled for.
-enum class BinGemmIsa { generic, avx2, avx512 };
-inline constexpr auto kBinGemmIsaNames = enum_names<BinGemmIsa::avx512>({
-    {BinGemmIsa::generic, "generic"},
-    {BinGemmIsa::avx2, "avx2"},
-    {BinGemmIsa::avx512, "avx512"},
-});
-const char* to_string(BinGemmIsa isa) noexcept;
-
-/// The instruction set the knob cpu.fft.isa names: "auto" (the best this CPU runs),
-/// "generic", "avx2" or "avx512". Throws Error{invalid_argument} naming the knob for an
-/// unknown one or one this CPU does not run.
-BinGemmIsa bin_gemm_isa(const std::string& choice);
-/// Whether this CPU can run the kernels of `isa`.
-bool bin_gemm_isa_supported(BinGemmIsa isa);
 /// Complex bins per SIMD vector of `isa` (2, 4, 8); bin ranges must be multiples of it.
-int64_t bin_gemm_vector_bins(BinGemmIsa isa);
+int64_t bin_gemm_vector_bins(CpuIsa isa);
 
 /// One pass's product on actual buffers.
 struct BinGemmArgs {
@@ -52,7 +37,7 @@ struct BinGemmArgs {
 
 /// Computes the product for bins [bin_begin, bin_end) of every plane; both bounds are
 /// multiples of bin_gemm_vector_bins(isa). Overwrites those bins of `out`.
-void bin_gemm(BinGemmIsa isa, const BinGemmArgs& args, int64_t bin_begin, int64_t bin_end);
+void bin_gemm(CpuIsa isa, const BinGemmArgs& args, int64_t bin_begin, int64_t bin_end);
 
 namespace generic {
 void bin_gemm(const BinGemmArgs& args, int64_t bin_begin, int64_t bin_end);

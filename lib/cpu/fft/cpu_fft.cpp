@@ -126,7 +126,7 @@ class CpuFftAlgorithm final : public Algorithm {
       throw Error(ErrorCode::unsupported, "cpu.fft " + std::string(to_string(pass)) + " " +
                                               problem.descriptor() + ": " + support.reason);
     }
-    const cpu_fft::BinGemmIsa isa = cpu_fft::bin_gemm_isa(knob_text(knobs, "isa"));
+    const CpuIsa isa = cpu_isa(knob_text(knobs, "isa"), "cpu.fft.isa");
     return std::make_unique<cpu_fft::FftPlan>(problem, pass, num_threads(), isa,
                                               knob_text(knobs, "planner"));
   }

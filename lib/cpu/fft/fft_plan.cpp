@@ -10,10 +10,8 @@
 namespace convlab::cpu_fft {
 
 std::vector<KnobSpec> fft_plan_knobs(const std::string& planner_doc, const std::string& isa_doc) {
-  std::vector<std::string> isas{"auto"};
-  for (const auto& entry : kBinGemmIsaNames) isas.emplace_back(entry.name);
   return {choice_knob("planner", "estimate", planner_names(), "CONVLAB_FFTW_PLANNER", planner_doc),
-          choice_knob("isa", "auto", isas, "CONVLAB_FFT_ISA", isa_doc)};
+          choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_FFT_ISA", isa_doc)};
 }
 namespace {
 
@@ -57,7 +55,7 @@ struct FftPlan::RunState {
   float* staging;
 };
 
-FftPlan::FftPlan(const ConvProblem& problem, Pass pass, int threads, BinGemmIsa isa,
+FftPlan::FftPlan(const ConvProblem& problem, Pass pass, int threads, CpuIsa isa,
                  const std::string& planner)
     : problem_(problem), pass_(pass), threads_(threads), isa_(isa),
       geometry_(cpu_fft_geometry(problem, pass, threads)), planner_(planner),

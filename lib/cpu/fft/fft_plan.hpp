@@ -32,7 +32,7 @@ FftGeometry cpu_fft_geometry(const ConvProblem& problem, Pass pass, int threads)
 class FftPlan final : public Plan {
  public:
   /// `planner` is one of planner_names(); `isa` one this CPU runs.
-  FftPlan(const ConvProblem& problem, Pass pass, int threads, BinGemmIsa isa,
+  FftPlan(const ConvProblem& problem, Pass pass, int threads, CpuIsa isa,
           const std::string& planner);
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(geometry_.total_bytes);
@@ -65,7 +65,7 @@ class FftPlan final : public Plan {
   ConvProblem problem_;
   Pass pass_;
   int threads_;
-  BinGemmIsa isa_;
+  CpuIsa isa_;
   FftGeometry geometry_;
   int64_t chunk_ = 8;
   int64_t staging_stride_ = 0;  // floats of staging per worker

@@ -118,31 +118,42 @@ RowDims row_dims(const RowBatch& b) {
           {dim(b.planes, b.in_plane, b.out_plane), dim(b.rows, b.in_row, b.out_row)}};
 }
 
+// Plans a row batch on scratch buffers of the given sizes: make(dims, in, out, flags) calls
+// the planner of the transform's kind.
+template <class Make>
+FftwPlan plan_rows(unsigned planner, const RowBatch& b, int64_t in_bytes, int64_t out_bytes,
+                   const std::string& what, Make make) {
+  check_scratch(checked_add(in_bytes, out_bytes, "scratch"));
+  Scratch in(in_bytes), out(out_bytes);
+  const RowDims r = row_dims(b);
+  return checked(planner | FFTW_DESTROY_INPUT, what,
+                 [&](unsigned f) { return make(r, in.data, out.data, f); });
+}
+
 }  // namespace
 
 FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int64_t out_len,
                        int64_t out_offset, const std::string& what) {
-  check_scratch(checked_add(checked_mul(in_len, 4, "scratch"), checked_mul(out_len, 8, "scratch"),
-                            "scratch"));
-  Scratch in(in_len * 4), out(out_len * 8);
-  const RowDims r = row_dims(b);
-  return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
-    return fftwf_plan_guru64_dft_r2c(1, &r.transform, 2, r.loops, static_cast<float*>(in.data),
-                                     static_cast<fftwf_complex*>(out.data) + out_offset, f);
-  });
+  const int64_t in_bytes = checked_mul(in_len, 4, "scratch");
+  const int64_t out_bytes = checked_mul(out_len, 8, "scratch");
+  return plan_rows(planner, b, in_bytes, out_bytes, what,
+                   [&](const RowDims& r, void* in, void* out, unsigned f) {
+                     return fftwf_plan_guru64_dft_r2c(
+                         1, &r.transform, 2, r.loops, static_cast<float*>(in),
+                         static_cast<fftwf_complex*>(out) + out_offset, f);
+                   });
 }
 
 FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int64_t in_offset,
                        int64_t out_len, const std::string& what) {
-  check_scratch(checked_add(checked_mul(in_len, 8, "scratch"), checked_mul(out_len, 4, "scratch"),
-                            "scratch"));
-  Scratch in(in_len * 8), out(out_len * 4);
-  const RowDims r = row_dims(b);
-  return checked(planner | FFTW_DESTROY_INPUT, what, [&](unsigned f) {
-    return fftwf_plan_guru64_dft_c2r(1, &r.transform, 2, r.loops,
-                                     static_cast<fftwf_complex*>(in.data) + in_offset,
-                                     static_cast<float*>(out.data), f);
-  });
+  const int64_t in_bytes = checked_mul(in_len, 8, "scratch");
+  const int64_t out_bytes = checked_mul(out_len, 4, "scratch");
+  return plan_rows(planner, b, in_bytes, out_bytes, what,
+                   [&](const RowDims& r, void* in, void* out, unsigned f) {
+                     return fftwf_plan_guru64_dft_c2r(
+                         1, &r.transform, 2, r.loops, static_cast<fftwf_complex*>(in) + in_offset,
+                         static_cast<float*>(out), f);
+                   });
 }
 
 FftwPlan plan_columns(unsigned planner, int64_t n, int64_t elem, int64_t columns, int64_t column_stride,

@@ -124,7 +124,7 @@ class CpuFftTiledAlgorithm final : public Algorithm {
     }
     return std::make_unique<cpu_fft_tiled::TiledPlan>(
         problem, pass, tiled_fft_options(knobs), num_threads(),
-        cpu_fft::bin_gemm_isa(knob_text(knobs, "isa")), knob_text(knobs, "planner"));
+        cpu_isa(knob_text(knobs, "isa"), "cpu.fft_tiled.isa"), knob_text(knobs, "planner"));
   }
 };
 

@@ -27,6 +27,18 @@ void for_each_plane(int threads, int64_t planes, const Body& body) {
   cpu_fft::run_tasks(threads, ceil_div(planes, kPlanesPerTask), task);
 }
 
+// body(pair, offset of its dy/y plane, offset of its tile) for every (pair, output channel)
+// of the batch, the tiles packed in that order.
+template <typename Body>
+void for_each_output_tile(int threads, const TiledFftGeometry& g, const ConvProblem& p,
+                          TiledBatch b, const Body& body) {
+  const int64_t plane_elems = p.out_h() * p.out_w(), tile_elems = g.h.tile * g.w.tile;
+  for_each_plane(threads, b.count * p.k, [&](int64_t plane) {
+    const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
+    body(pair, (pair.image * p.k + plane % p.k) * plane_elems, plane * tile_elems);
+  });
+}
+
 }  // namespace
 
 TiledFftGeometry cpu_tiled_geometry(const ConvProblem& problem, Pass pass,
@@ -42,7 +54,7 @@ ErrorBound tiled_error_bound(const TiledFftGeometry& g) {
 }
 
 TiledPlan::TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options,
-                     int threads, cpu_fft::BinGemmIsa isa, const std::string& planner)
+                     int threads, CpuIsa isa, const std::string& planner)
     : problem_(problem),
       pass_(pass),
       threads_(threads),
@@ -85,13 +97,10 @@ void TiledPlan::gather_patches(TiledBatch b, const float* x, float* patches) con
 
 void TiledPlan::gather_tiles(TiledBatch b, const float* dy, float* tiles) const {
   const TiledFftGeometry& g = geometry_;
-  const ConvProblem& p = problem_;
-  const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
-  const int64_t planes = b.count * p.k;
-  for_each_plane(threads_, planes, [&](int64_t plane) {
-    const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
-    const float* src = dy + (pair.image * p.k + plane % p.k) * oh * ow;
-    float* dst = tiles + plane * th * tw;
+  const int64_t th = g.h.tile, tw = g.w.tile, ow = problem_.out_w();
+  for_each_output_tile(threads_, g, problem_, b, [&](TiledFftPair pair, int64_t at, int64_t tile) {
+    const float* src = dy + at;
+    float* dst = tiles + tile;
     for (int64_t j = 0; j < th; ++j) {
       const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
       for (int64_t k = 0; k < tw; ++k) {
@@ -104,13 +113,10 @@ void TiledPlan::gather_tiles(TiledBatch b, const float* dy, float* tiles) const 
 
 void TiledPlan::scatter_tiles(TiledBatch b, const float* tiles, float* y) const {
   const TiledFftGeometry& g = geometry_;
-  const ConvProblem& p = problem_;
-  const int64_t th = g.h.tile, tw = g.w.tile, oh = p.out_h(), ow = p.out_w();
-  const int64_t planes = b.count * p.k;
-  for_each_plane(threads_, planes, [&](int64_t plane) {
-    const TiledFftPair pair = tiled_fft_pair(g, b.first + plane / p.k);
-    float* dst = y + (pair.image * p.k + plane % p.k) * oh * ow;
-    const float* src = tiles + plane * th * tw;
+  const int64_t th = g.h.tile, tw = g.w.tile, ow = problem_.out_w();
+  for_each_output_tile(threads_, g, problem_, b, [&](TiledFftPair pair, int64_t at, int64_t tile) {
+    float* dst = y + at;
+    const float* src = tiles + tile;
     for (int64_t j = 0; j < th; ++j) {
       const int64_t o = tiled_fft_output_index(g.h, pair.th, j);
       if (o < 0) break;

@@ -24,7 +24,7 @@ class TiledPlan final : public Plan {
  public:
   /// `isa` and `planner` are cpu.fft's knobs, for its plans of the sub-problem.
   TiledPlan(const ConvProblem& problem, Pass pass, const TiledFftOptions& options, int threads,
-            cpu_fft::BinGemmIsa isa, const std::string& planner);
+            CpuIsa isa, const std::string& planner);
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(geometry_.total_bytes);
   }

@@ -94,7 +94,9 @@ class Im2colPlan final : public Plan {
         {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
         {"partials",
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
-    info_.details = {{"layout", layout_.describe()}};
+    info_.details = {{"layout", layout_.describe()},
+                     {"own_threads", std::to_string(layout_.workers)},
+                     {"gemm_threads", std::to_string(layout_.gemm_threads)}};
   }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
@@ -104,7 +106,7 @@ class Im2colPlan final : public Plan {
     check_run_arguments(kName, p_, pass_, t, ws, layout_.workspace_bytes);
     float* base = static_cast<float*>(ws.data);
     if (layout_.workers > 1) {
-      set_gemm_threads(backend_, 1);
+      set_gemm_threads(backend_, layout_.gemm_threads);
       // No exception may leave an OpenMP region: the first one is kept and rethrown after.
       std::exception_ptr failure;
       auto slice = [&](int64_t v) {
@@ -129,7 +131,7 @@ class Im2colPlan final : public Plan {
       if (failure) std::rethrow_exception(failure);
       if (pass_ == Pass::backward_filter) reduce_partials(t.w, base);
     } else {
-      set_gemm_threads(backend_, layout_.threads);
+      set_gemm_threads(backend_, layout_.gemm_threads);
       run_slice(0, t, base);
     }
   }

@@ -53,6 +53,7 @@ struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
   int64_t workers = 1;                     ///< slices run in parallel (1 in gemm mode)
+  int gemm_threads = 1;                    ///< the GEMM library's threads: 1 with workers > 1
   int64_t images_per_gemm = 1;             ///< b
   bool pointwise = false;                  ///< 1x1 / stride 1 / pad 0: no column buffer
   int64_t col = 0;                         ///< pad16(C/g*R*S * b*OH*OW), 0 when pointwise

@@ -73,8 +73,8 @@ constexpr bool kHaveOpenMP = false;
 std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
-      << ", " << threads << " thread" << (threads == 1 ? "" : "s") << "), " << images_per_gemm
-      << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
+      << ", " << threads << " thread" << (threads == 1 ? "" : "s") << ", gemm " << gemm_threads
+      << "), " << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
       << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
       << col << ", stage " << stage << ", gemm scratch " << gemm << ", partial " << partial
       << " floats), gemm " << to_string(backend);
@@ -105,6 +105,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   }
   layout.workers = images ? std::min<int64_t>(layout.threads, pairs) : 1;
   layout.mode = layout.workers > 1 ? ParallelMode::images : ParallelMode::gemm;
+  // Our threads times the GEMM's never exceed T: T slices with one-thread GEMMs, or one slice
+  // whose GEMM takes all T (T defaults to the CPUs this process may run on).
+  layout.gemm_threads = layout.workers > 1 ? 1 : layout.threads;
 
   // Images per GEMM: asked for, or enough to reach kTargetColumns GEMM columns; never more
   // than a worker's pairs, the batch, or 32-bit GEMM columns.
@@ -121,19 +124,18 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
   layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
-  // The pass's GEMM at its widest (b images), as run() issues it (m x n x k); the GEMM of
-  // one worker among several runs on one thread.
+  // The pass's GEMM at its widest (b images), as run() issues it (m x n x k), on the GEMM's
+  // threads (one per worker among several).
   const int64_t kg = p.k_per_group(), rows = col_rows(g);
-  const int gemm_threads = layout.workers > 1 ? 1 : layout.threads;
   switch (pass) {
     case Pass::forward:
-      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, cols, rows, gemm_threads);
+      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, cols, rows, layout.gemm_threads);
       break;
     case Pass::backward_data:
-      layout.gemm_scratch = plan_gemm_scratch(layout.backend, rows, cols, kg, gemm_threads);
+      layout.gemm_scratch = plan_gemm_scratch(layout.backend, rows, cols, kg, layout.gemm_threads);
       break;
     case Pass::backward_filter:
-      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, rows, cols, gemm_threads);
+      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, rows, cols, layout.gemm_threads);
       break;
   }
   layout.gemm = static_cast<int64_t>(layout.gemm_scratch.bytes / sizeof(float));

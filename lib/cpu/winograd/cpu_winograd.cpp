@@ -28,11 +28,14 @@
 // Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment; the formula is
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
-// kWinogradCpuChunkBytes, at least kWinogradMinChunk tiles), so the workspace is bounded by
-// the chunk, not the batch:
-//   filter  = pad16(alpha^2 Kg Cg)         U (forward, backward-data) or dU (backward-filter)
-//   input   = pad16(alpha^2 Cs chunk)      V
-//   product = pad16(alpha^2 Cd chunk)      M (forward, backward-data) or P (backward-filter)
+// kWinogradCpuChunkBytes, but takes at least kWinogradCpuMinChunk tiles and at most
+// ceil(tiles / T)), so the workspace is bounded by the chunk, not the batch:
+//   filter  = alpha^2 (pad16(Kg Cg) + 16)     U (forward, backward-data) or dU (backward-filter)
+//   input   = alpha^2 (pad16(Cs chunk) + 16)  V
+//   product = alpha^2 (pad16(Cd chunk) + 16)  M (forward, backward-data) or P (backward-filter)
+//   (+ 16 = kWinogradCpuPointSkew: one cache line between the points' matrices, so that a
+//   tile transform's 36 streams do not share a cache set when the matrix is a power-of-two
+//   size; the per-point GEMMs step by these point strides)
 //   workers = min(T, chunks)
 //   bytes   = 4 (filter (1 + partials) + workers (input + product)),
 //             partials = workers - 1 for backward-filter (a private dU each), else 0
@@ -79,6 +82,7 @@
 #include "strategy/winograd_geometry.hpp"
 #include "strategy/winograd_host.hpp"
 #include "strategy/winograd_transform.hpp"
+#include "tile_kernels.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -88,30 +92,6 @@ namespace convlab::winograd {
 namespace {
 
 constexpr const char* kName = "cpu.winograd";
-
-// Eight tiles side by side, one per vector lane (GCC/Clang vector extension, compiled to
-// pairs of SSE registers in the portable x86-64 build): the tile transforms run on eight tiles
-// at once and store contiguous 32-byte runs of V and P (measured faster than four or sixteen
-// on ResNet-50's 56x56 layer; docs/strategy-winograd.md).
-constexpr int kLanes = 8;
-typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
-
-// By reference, not by value: a 32-byte vector returned without AVX changes the ABI.
-void load(const float* from, int lanes, Lanes& v) {
-  v = Lanes{};
-  if (lanes == kLanes) {
-    std::memcpy(&v, from, sizeof v);
-  } else {
-    for (int lane = 0; lane < lanes; ++lane) v[lane] = from[lane];
-  }
-}
-void store(const Lanes& v, float* to, int lanes) {
-  if (lanes == kLanes) {
-    std::memcpy(to, &v, sizeof v);
-  } else {
-    for (int lane = 0; lane < lanes; ++lane) to[lane] = v[lane];
-  }
-}
 
 // Runs body(i) for i in [0, count) on `threads` OpenMP threads, static schedule; the first
 // exception is rethrown after the region (none may leave it).
@@ -144,11 +124,12 @@ class WinogradPlan final : public Plan {
   static constexpr int kAlpha = Tile<M>::alpha, kPoints = Tile<M>::points;
 
  public:
-  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads)
-      : p_(p), pass_(pass), l_(layout), threads_(threads) {
+  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads, CpuIsa isa)
+      : p_(p), pass_(pass), l_(layout), threads_(threads), isa_(isa), kernels_(tile_kernels(isa)) {
     describe_winograd_plan(l_, pass, info_);
-    info_.kernel =
-        std::string("winograd tiles + gemm ") + im2col::to_string(im2col::default_gemm_backend());
+    info_.kernel = std::string("winograd tiles ") + to_string(isa) + " + gemm " +
+                   im2col::to_string(im2col::default_gemm_backend());
+    info_.details.emplace_back("isa", to_string(isa_));
   }
 
   std::size_t workspace_bytes() const override { return l_.workspace_bytes; }
@@ -181,8 +162,8 @@ class WinogradPlan final : public Plan {
           const int64_t first = chunks * w / l_.workers, last = chunks * (w + 1) / l_.workers;
           for (int64_t ci = first; ci < last; ++ci) {
             const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
-            transform_input(g, t.x, t0, count, v, 1);
-            transform_gradient(g, t.y, t0, count, prod, 1);
+            transform_input(g, t.x, t0, count, v);
+            transform_gradient(g, t.y, t0, count, prod);
             accumulate_filter(du, v, prod, count, ci == first, 1);
           }
         });
@@ -211,9 +192,9 @@ class WinogradPlan final : public Plan {
         float* prod = v + l_.input_floats;
         for (int64_t ci = w; ci < chunks; ci += l_.workers) {
           const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
-          transform_input(g, src, t0, count, v, 1);
+          transform_input(g, src, t0, count, v);
           multiply(u, v, prod, count, 1);
-          transform_output(g, dst, t0, count, prod, 1);
+          transform_output(g, dst, t0, count, prod);
         }
       });
     }
@@ -224,24 +205,9 @@ class WinogradPlan final : public Plan {
   // instead of three per chunk (on a loaded machine the barriers cost more than the work).
   template <class Body>
   void run_workers(Body body) const {
-    // One worker: no region (a team of another size than the transforms' would make the
-    // OpenMP runtime allocate a new one inside run()).
-    if (l_.workers == 1) return body(0);
-    std::exception_ptr failure;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(l_.workers))
-#endif
-    for (int64_t w = 0; w < l_.workers; ++w) {
-      try {
-        body(w);
-      } catch (...) {
-#ifdef _OPENMP
-#pragma omp critical(convlab_winograd_failure)
-#endif
-        if (!failure) failure = std::current_exception();
-      }
-    }
-    if (failure) std::rethrow_exception(failure);
+    // As many iterations as threads: one each. One worker runs no region (a team of another
+    // size than the transforms' would make the OpenMP runtime allocate a new one inside run()).
+    parallel_for(l_.workers, static_cast<int>(l_.workers), body);
   }
 
   int64_t src_total() const { return l_.src_total; }
@@ -251,121 +217,85 @@ class WinogradPlan final : public Plan {
   }
 
   // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data),
-  // kLanes consecutive rows of U at a time (contiguous stores; U is the largest buffer when
-  // channels are many).
+  // in runs of consecutive rows of U, one per SIMD lane (contiguous stores; U is the largest
+  // buffer when channels are many).
   void transform_filter(int64_t g, const float* w, float* u) const {
     const int64_t kg = p_.k_per_group(), cg = p_.c_per_group(), rows = kg * cg;
-    const bool flip = pass_ == Pass::backward_data;
-    parallel_for((rows + kLanes - 1) / kLanes, threads_, [&](int64_t job) {
-      const int64_t first = job * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, rows - first));
-      Lanes tap[9] = {}, out[kPoints];
-      for (int lane = 0; lane < lanes; ++lane) {
-        const int64_t row = first + lane;
-        const int64_t k = flip ? row % kg : row / cg, c = flip ? row / kg : row % cg;
-        const float* wk = w + ((g * kg + k) * cg + c) * 9;
-        for (int i = 0; i < 9; ++i) tap[i][lane] = flip ? wk[8 - i] : wk[i];
-      }
-      sandwich<kAlpha, 3>(tap, out, GEntry<M, float>{});
-      for (int xi = 0; xi < kPoints; ++xi) store(out[xi], u + xi * rows + first, lanes);
+    const float* wg = w + g * rows * 9;
+    if (pass_ == Pass::forward) {  // rows k * Cg + c: consecutive filters
+      parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
+        const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
+        kernels_.filter(M, wg + first * 9, 9, false, count, l_.filter_point, u + first);
+      });
+      return;
+    }
+    // Backward-data: rows c * Kg + k, consecutive k of one c Cg filters apart.
+    const int64_t runs = (kg + kMaxRunTiles - 1) / kMaxRunTiles;
+    parallel_for(cg * runs, threads_, [&](int64_t job) {
+      const int64_t c = job / runs, k0 = job % runs * kMaxRunTiles;
+      const int64_t count = std::min(kMaxRunTiles, kg - k0);
+      kernels_.filter(M, wg + (k0 * cg + c) * 9, cg * 9, true, count, l_.filter_point,
+                      u + c * kg + k0);
     });
   }
 
-  // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count), kLanes
-  // consecutive tiles of one channel at a time (one SIMD lane each; contiguous stores).
-  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v,
-                       int threads) const {
+  // Runs of consecutive tiles of [t0, t0 + count) along one tile row (at most
+  // kMaxRunTiles): body(image, tile row, tile column, tiles, offset of the first in the chunk).
+  template <class Body>
+  void for_each_run(int64_t t0, int64_t count, Body body) const {
+    for (int64_t t = t0; t < t0 + count;) {
+      int64_t n, th, tw;
+      locate(t, n, th, tw);
+      const int64_t tiles = std::min({l_.tiles_w - tw, t0 + count - t, kMaxRunTiles});
+      body(n, th, tw, tiles, t - t0);
+      t += tiles;
+    }
+  }
+
+  // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count).
+  void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v) const {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
-    const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(cs * groups, threads, [&](int64_t job) {
-      const int64_t c = job / groups, first = job % groups * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
-      Lanes d[kPoints] = {}, out[kPoints];
-      for (int lane = 0; lane < lanes; ++lane) {
-        int64_t n, th, tw;
-        locate(t0 + first + lane, n, th, tw);
-        const float* s = src + (n * src_total() + g * cs + c) * plane;
-        const int64_t h0 = th * M - l_.offset_h, w0 = tw * M - l_.offset_w;
-        if (h0 >= 0 && h0 + kAlpha <= l_.src_h && w0 >= 0 && w0 + kAlpha <= l_.src_w) {
-          const float* patch = s + h0 * l_.src_w + w0;  // inside the image: no bounds checks
-          for (int i = 0; i < kAlpha; ++i)
-            for (int j = 0; j < kAlpha; ++j) d[i * kAlpha + j][lane] = patch[i * l_.src_w + j];
-          continue;
-        }
-        for (int i = 0; i < kAlpha; ++i) {
-          const int64_t h = h0 + i;
-          if (h < 0 || h >= l_.src_h) continue;
-          for (int j = 0; j < kAlpha; ++j) {
-            const int64_t x = w0 + j;
-            if (x >= 0 && x < l_.src_w) d[i * kAlpha + j][lane] = s[h * l_.src_w + x];
-          }
-        }
-      }
-      sandwich<kAlpha, kAlpha>(d, out, BtEntry<M, float>{});
-      for (int xi = 0; xi < kPoints; ++xi)
-        store(out[xi], v + (xi * cs + c) * l_.chunk + first, lanes);
-    });
+    for (int64_t c = 0; c < cs; ++c) {
+      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
+        const TileRun run{l_.src_h, l_.src_w,      th * M - l_.offset_h, tw * M - l_.offset_w,
+                          tiles,    l_.input_point};
+        kernels_.input(M, src + (n * src_total() + g * cs + c) * plane, run, v + c * l_.chunk + at);
+      });
+    }
   }
 
   // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count).
   void multiply(const float* u, const float* v, float* prod, int64_t count, int threads) const {
     const int64_t cs = l_.src_channels, cd = l_.dst_channels;
     parallel_for(kPoints, threads, [&](int64_t xi) {
-      im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs, u + xi * cd * cs,
-                    cs, v + xi * cs * l_.chunk, l_.chunk, 0.0f, prod + xi * cd * l_.chunk,
-                    l_.chunk);
+      im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs,
+                    u + xi * l_.filter_point, cs, v + xi * l_.input_point, l_.chunk, 0.0f,
+                    prod + xi * l_.product_point, l_.chunk);
     });
   }
 
-  // dst tile = A^T M A, the part inside the image written; kLanes tiles of one channel at once.
-  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod,
-                        int threads) const {
+  // dst tile = A^T M A, the part inside the image written.
+  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod) const {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(cd * groups, threads, [&](int64_t job) {
-      const int64_t k = job / groups, first = job % groups * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
-      Lanes pts[kPoints], out[M * M];
-      for (int xi = 0; xi < kPoints; ++xi)
-        load(prod + (xi * cd + k) * l_.chunk + first, lanes, pts[xi]);
-      sandwich<M, kAlpha>(pts, out, AtEntry<M, float>{});
-      for (int lane = 0; lane < lanes; ++lane) {
-        int64_t n, th, tw;
-        locate(t0 + first + lane, n, th, tw);
-        float* o = dst + (n * dst_total() + g * cd + k) * plane;
-        const int64_t rows = std::min<int64_t>(M, l_.dst_h - th * M);
-        const int64_t cols = std::min<int64_t>(M, l_.dst_w - tw * M);
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            o[(th * M + i) * l_.dst_w + tw * M + j] = out[i * M + j][lane];
-          }
-      }
-    });
+    for (int64_t k = 0; k < cd; ++k) {
+      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
+        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, l_.product_point};
+        kernels_.output(M, prod + k * l_.chunk + at, run,
+                        dst + (n * dst_total() + g * cd + k) * plane);
+      });
+    }
   }
 
-  // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge), kLanes at once.
-  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count, float* prod,
-                          int threads) const {
+  // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge).
+  void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count,
+                          float* prod) const {
     const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    const int64_t groups = (count + kLanes - 1) / kLanes;
-    parallel_for(kg * groups, threads, [&](int64_t job) {
-      const int64_t k = job / groups, first = job % groups * kLanes;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, count - first));
-      Lanes tile[M * M] = {}, out[kPoints];
-      for (int lane = 0; lane < lanes; ++lane) {
-        int64_t n, th, tw;
-        locate(t0 + first + lane, n, th, tw);
-        const float* s = dy + (n * p_.k + g * kg + k) * plane;
-        for (int i = 0; i < M; ++i)
-          for (int j = 0; j < M; ++j) {
-            const int64_t h = th * M + i, x = tw * M + j;
-            if (h < l_.dst_h && x < l_.dst_w) tile[i * M + j][lane] = s[h * l_.dst_w + x];
-          }
-      }
-      sandwich<kAlpha, M>(tile, out, AEntry<M, float>{});
-      for (int xi = 0; xi < kPoints; ++xi)
-        store(out[xi], prod + (xi * kg + k) * l_.chunk + first, lanes);
-    });
+    for (int64_t k = 0; k < kg; ++k) {
+      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
+        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, l_.product_point};
+        kernels_.gradient(M, dy + (n * p_.k + g * kg + k) * plane, run, prod + k * l_.chunk + at);
+      });
+    }
   }
 
   // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg).
@@ -374,18 +304,17 @@ class WinogradPlan final : public Plan {
     const int64_t kg = l_.dst_channels, cg = l_.src_channels;
     parallel_for(kPoints, threads, [&](int64_t xi) {
       im2col::sgemm(im2col::default_gemm_backend(), false, true, kg, cg, count,
-                    prod + xi * kg * l_.chunk, l_.chunk, v + xi * cg * l_.chunk, l_.chunk,
-                    first ? 0.0f : 1.0f, du + xi * kg * cg, cg);
+                    prod + xi * l_.product_point, l_.chunk, v + xi * l_.input_point, l_.chunk,
+                    first ? 0.0f : 1.0f, du + xi * l_.filter_point, cg);
     });
   }
 
-  // dw[k, c] = G^T dU[.][k][c] G.
+  // dw[k, c] = G^T dU[.][k][c] G, in runs of consecutive (k, c).
   void write_filter(int64_t g, const float* du, float* dw) const {
-    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group();
-    parallel_for(kg * cg, threads_, [&](int64_t kc) {
-      float pts[kPoints];
-      for (int xi = 0; xi < kPoints; ++xi) pts[xi] = du[xi * kg * cg + kc];
-      filter_adjoint<M>(pts, dw + (g * kg * cg + kc) * 9);
+    const int64_t rows = p_.k_per_group() * p_.c_per_group();
+    parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
+      const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
+      kernels_.filter_adjoint(M, du + first, l_.filter_point, count, dw + (g * rows + first) * 9);
     });
   }
 
@@ -393,7 +322,19 @@ class WinogradPlan final : public Plan {
   Pass pass_;
   WinogradLayout l_;
   int threads_;
+  CpuIsa isa_;
+  TileKernels kernels_;
 };
+
+// The shared variant and tiles knobs, then the instruction set of the tile transforms.
+std::vector<KnobSpec> cpu_winograd_knobs() {
+  std::vector<KnobSpec> knobs =
+      winograd_knobs("within 2 MiB of transforms, at least 128, at most tiles / threads");
+  knobs.push_back(choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
+                              "instruction set of the tile transforms: auto (the widest this CPU "
+                              "runs), generic (SSE2), avx2, avx512"));
+  return knobs;
+}
 
 class CpuWinograd final : public Algorithm {
  public:
@@ -407,7 +348,7 @@ class CpuWinograd final : public Algorithm {
         "stride-1 dense 3x3",
         /*deterministic=*/true,
         MathMode::fp32,
-        winograd_knobs("within 2 MiB of transforms, at least 32")};
+        cpu_winograd_knobs()};
     return kInfo;
   }
 
@@ -439,17 +380,26 @@ class CpuWinograd final : public Algorithm {
                                   const KnobValues& knobs) const override {
     const Support support = supports(p, pass);
     if (!support) throw Error(ErrorCode::unsupported, support.reason);
-    WinogradOptions options;
-    options.chunk_bytes = kWinogradCpuChunkBytes;
-    options.workers = num_threads();
-    options = winograd_options(knobs, options);
-    const WinogradLayout layout = winograd_layout(p, pass, options);
-    if (layout.m == 2) return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads());
-    return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads());
+    const CpuIsa isa = cpu_isa(knob_text(knobs, "isa"), "cpu.winograd.isa");
+    const WinogradLayout layout = winograd_layout(p, pass, cpu_winograd_options(knobs));
+    if (layout.m == 2) {
+      return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads(), isa);
+    }
+    return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads(), isa);
   }
 };
 
 }  // namespace
+
+WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
+  WinogradOptions options;
+  options.chunk_bytes = kWinogradCpuChunkBytes;
+  options.workers = num_threads();
+  options.point_skew_floats = kWinogradCpuPointSkew;
+  options.min_chunk = kWinogradCpuMinChunk;
+  options.chunk_per_worker = true;
+  return winograd_options(knobs, options);
+}
 
 ErrorBound cpu_winograd_error_bound(const ConvProblem& p, Pass pass, int m) {
   return winograd_error_bound(p, pass, m, num_threads());
