@@ -7,12 +7,12 @@
 #include <string_view>
 #include <vector>
 
-#include "cli.hpp"
+#include "options/cli.hpp"
 #include "commands/compare.hpp"
-#include "context.hpp"
+#include "output/context.hpp"
 #include "convlab/text_input.hpp"
 #include "output/checked_stream.hpp"
-#include "research.hpp"
+#include "options/research.hpp"
 
 namespace {
 

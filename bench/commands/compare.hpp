@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "row.hpp"
-#include "sweep_control.hpp"
+#include "output/row.hpp"
+#include "output/results_file.hpp"
 
 namespace convbench {
 

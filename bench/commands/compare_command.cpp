@@ -5,13 +5,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli.hpp"
+#include "options/cli.hpp"
 #include "commands/compare.hpp"
 #include "convlab/error.hpp"
 #include "output/output_file.hpp"
 #include "output/report.hpp"
-#include "reporters.hpp"
-#include "research.hpp"
+#include "output/reporters.hpp"
+#include "options/research.hpp"
 
 namespace convbench {
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "cli.hpp"
 #include "convlab/error.hpp"
+#include "options/cli.hpp"
 
 namespace convbench {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "cli.hpp"
+#include "options/cli.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 

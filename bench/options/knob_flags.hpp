@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 #include "convlab/algorithm.hpp"
 
 namespace convbench {

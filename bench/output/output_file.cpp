@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "cli.hpp"
+#include "options/cli.hpp"
 #include "convlab/error.hpp"
 
 namespace convbench {

@@ -6,10 +6,10 @@
 
 #include "convlab/memory.hpp"
 #include "options/calibration_flags.hpp"
+#include "options/research.hpp"
 #include "output/report.hpp"
-#include "research.hpp"
-#include "row.hpp"
-#include "runner.hpp"
+#include "output/row.hpp"
+#include "sweep/runner.hpp"
 
 namespace convbench {
 

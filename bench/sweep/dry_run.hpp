@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "cases.hpp"
-#include "cli.hpp"
-#include "context.hpp"
 #include "convlab/cards.hpp"
-#include "reporters.hpp"
-#include "sweep_control.hpp"
+#include "options/cli.hpp"
+#include "output/context.hpp"
+#include "output/reporters.hpp"
+#include "sweep/budgets.hpp"
+#include "sweep/cases.hpp"
 
 namespace convbench {
 

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "cli.hpp"
+#include "options/cli.hpp"
 #include "convlab/error.hpp"
 
 namespace convbench {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 #include "convlab/accuracy.hpp"
 
 namespace convbench {

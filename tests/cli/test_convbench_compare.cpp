@@ -11,13 +11,13 @@
 #include <fstream>
 #include <random>
 
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 #include "commands/compare.hpp"
 #include "convlab/descriptor.hpp"
 #include "convlab/device.hpp"
 #include "convlab/registry.hpp"
-#include "reporters.hpp"
-#include "runner.hpp"
+#include "output/reporters.hpp"
+#include "sweep/runner.hpp"
 
 namespace convbench {
 namespace {

@@ -10,18 +10,18 @@
 #include <sstream>
 #include <thread>
 
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 #include "convlab/descriptor.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
-#include "reporters.hpp"
-#include "runner.hpp"
-#include "suites.hpp"
+#include "output/reporters.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/suites.hpp"
 #include "sweep/inputs.hpp"
 #include "options/knob_flags.hpp"
-#include "workers.hpp"
-#include "cli.hpp"
+#include "sweep/workers.hpp"
+#include "options/cli.hpp"
 
 namespace convbench {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "cases.hpp"
-#include "context.hpp"
+#include "sweep/cases.hpp"
+#include "output/context.hpp"
 #include "convlab/enum_names.hpp"
-#include "row.hpp"
+#include "output/row.hpp"
 
 namespace convbench {
 

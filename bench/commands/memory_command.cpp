@@ -6,14 +6,14 @@
 #include <iostream>
 #include <map>
 
-#include "context.hpp"
+#include "output/context.hpp"
 #include "convlab/error.hpp"
 #include "convlab/memory.hpp"
 #include "convlab/registry.hpp"
 #include "output/output_file.hpp"
 #include "output/report.hpp"
-#include "reporters.hpp"
-#include "research.hpp"
+#include "output/reporters.hpp"
+#include "options/research.hpp"
 
 namespace convbench {
 

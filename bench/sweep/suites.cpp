@@ -1,4 +1,4 @@
-#include "suites.hpp"
+#include "sweep/suites.hpp"
 
 #include <algorithm>
 

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli.hpp"
+#include "options/cli.hpp"
 #include "convlab/cards.hpp"
 #include "convlab/registry.hpp"
-#include "suites.hpp"
+#include "sweep/suites.hpp"
 
 namespace convbench {
 namespace {

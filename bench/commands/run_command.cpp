@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,18 +12,26 @@
 #include <iostream>
 #include <set>
 
-#include "cli.hpp"
 #include "convlab/error.hpp"
-#include "dump.hpp"
+#include "options/cli.hpp"
 #include "options/knob_flags.hpp"
 #include "output/checked_stream.hpp"
+#include "output/dump.hpp"
 #include "output/output_file.hpp"
+#include "output/plot_command.hpp"
+#include "output/progress.hpp"
+#include "output/reporters.hpp"
+#include "output/results_file.hpp"
+#include "sweep/budgets.hpp"
 #include "sweep/dry_run.hpp"
 #include "sweep/inputs.hpp"
-#include "reporters.hpp"
-#include "runner.hpp"
-#include "sweep_control.hpp"
-#include "workers.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/select.hpp"
+#include "sweep/shards.hpp"
+#include "sweep/signals.hpp"
+#include "sweep/sweep_identity.hpp"
+#include "sweep/vary.hpp"
+#include "sweep/workers.hpp"
 
 namespace convbench {
 namespace {
@@ -121,8 +130,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
       check_vary_size(o.shapes.size(), axes, o.max_cases);
       spec.shapes = expand_vary(o.shapes, axes, skipped);
       if (spec.shapes.empty()) {
-        throw UsageError("--vary: no combination is a valid convolution (" + skipped.front() +
-                         ")");
+        throw UsageError("--vary: no combination is a valid convolution (" + skipped.front() + ")");
       }
     }
     spec.batch_files = o.batch_files;
@@ -226,8 +234,8 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
                     "' is no case of this sweep";
     }
     if (!difference.empty()) {
-      throw UsageError("--resume: '" + resumed + "' was written by another sweep (" +
-                       difference + "); give another --out, or drop --resume to overwrite it");
+      throw UsageError("--resume: '" + resumed + "' was written by another sweep (" + difference +
+                       "); give another --out, or drop --resume to overwrite it");
     }
     std::set<std::string> done;
     for (size_t i = 0; i < previous->rows.size(); ++i) done.insert(previous->key(i));
@@ -235,8 +243,8 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
     for (const Case& c : cases) {
       if (!done.count(case_identity(c))) left.push_back(c);
     }
-    std::cerr << "convbench: --resume: " << cases.size() - left.size() << " of "
-              << cases.size() << " cases already in " << resumed << "\n";
+    std::cerr << "convbench: --resume: " << cases.size() - left.size() << " of " << cases.size()
+              << " cases already in " << resumed << "\n";
     cases = std::move(left);
   }
   for (const std::string& why : skipped) std::cerr << "convbench: --vary: skipped " << why << "\n";
@@ -348,8 +356,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   if (interrupted()) {
     const char* name = interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT";
     std::cerr << "convbench: interrupted (" << name << ") after " << ran << " of " << cases.size()
-              << " cases"
-              << (o.out ? "; continue with the same command and --resume" : "") << "\n";
+              << " cases" << (o.out ? "; continue with the same command and --resume" : "") << "\n";
     return 128 + interrupt_signal();
   }
   if (o.out && out_format == Format::csv && !worker) {
@@ -365,21 +372,23 @@ int run_sweep(const RunOptions& o, const std::string& command_line) {
   if (!o.out || *o.out != "-") return run_sweep_to(o, command_line, std::nullopt);
   // Nothing but the rows may reach stdout, and a pipe is no file to continue or to merge into.
   if (o.resume) {
-    throw UsageError("--resume continues a CSV file; --out - writes to stdout: give --out FILE.csv");
+    throw UsageError(
+        "--resume continues a CSV file; --out - writes to stdout: give --out FILE.csv");
   }
   if (o.devices) {
-    throw UsageError("--devices merges its workers' rows into a file; --out - writes to stdout: "
-                     "give --out FILE.csv or FILE.json");
+    throw UsageError(
+        "--devices merges its workers' rows into a file; --out - writes to stdout: "
+        "give --out FILE.csv or FILE.json");
   }
   if (o.format && *o.format == "table") {
-    throw UsageError("--out - writes CSV or JSON rows to stdout (the table goes to stderr): give "
-                     "--format csv or --format json, or no --format for CSV");
+    throw UsageError(
+        "--out - writes CSV or JSON rows to stdout (the table goes to stderr): give "
+        "--format csv or --format json, or no --format for CSV");
   }
   RunOptions to_stdout = o;
   to_stdout.out.reset();
   to_stdout.format.reset();
-  return run_sweep_to(to_stdout, command_line,
-                      o.format ? parse_format(*o.format) : Format::csv);
+  return run_sweep_to(to_stdout, command_line, o.format ? parse_format(*o.format) : Format::csv);
 }
 
 }  // namespace convbench

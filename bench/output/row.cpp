@@ -1,4 +1,4 @@
-#include "row.hpp"
+#include "output/row.hpp"
 
 #include <cmath>
 #include <cstdio>

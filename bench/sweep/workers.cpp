@@ -1,4 +1,4 @@
-#include "workers.hpp"
+#include "sweep/workers.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +19,7 @@
 #include "convlab/error.hpp"
 #include "convlab/text_input.hpp"
 #include "output/output_file.hpp"
+#include "sweep/signals.hpp"
 
 namespace convbench {
 

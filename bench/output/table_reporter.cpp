@@ -6,7 +6,7 @@
 #include <ostream>
 #include <set>
 
-#include "reporters.hpp"
+#include "output/reporters.hpp"
 
 namespace convbench {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cases.hpp"
-#include "cli.hpp"
-#include "context.hpp"
+#include "sweep/cases.hpp"
+#include "options/cli.hpp"
+#include "output/context.hpp"
 #include "convlab/cards.hpp"
 #include "output/output_file.hpp"
 

@@ -3,13 +3,12 @@
 // a plain struct that its command validates and runs; adding a subcommand (memory,
 // predict, merge) is one more struct, one add_*_command and one run_* function.
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "options/calibration_flags.hpp"
 
@@ -48,7 +47,7 @@ struct RunOptions : LayerOptions {
   std::optional<std::string> dump;
   std::vector<std::string> knobs;  ///< --knob ALGO.KNOB=VALUE (repeatable)
   std::string fill = "random";     ///< --fill random|integers|nan@I|inf@I
-  // Sweep controls (bench/research.hpp adds these flags; bench/sweep_control.hpp applies them).
+  // Sweep controls (options/research.hpp adds these flags; sweep/ applies them).
   std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
   std::optional<std::string> card;           ///< --card ID: its usable memory is the budget
   std::vector<std::string> cards;            ///< --cards FILE.json: more cards
@@ -64,6 +63,9 @@ struct RunOptions : LayerOptions {
   bool dry_run = false;          ///< --dry-run: list the cases with their memory, run nothing
   CalibrationFlags calibration;  ///< --calibrate...: the dry run's time estimates
 };
+
+/// A flag value that must be a non-negative integer; UsageError naming `what` otherwise.
+int64_t parse_count(const std::string& text, const std::string& what);
 
 /// Help text for an option given once per value (`--shape A --shape B`): CLI11 would print
 /// `PLACEHOLDER ...`, which reads as `--shape A B`, a syntax the parser refuses.

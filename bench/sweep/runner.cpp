@@ -1,4 +1,4 @@
-#include "runner.hpp"
+#include "sweep/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include "convlab/error.hpp"
 #include "convlab/device.hpp"
 #include "convlab/harness.hpp"
-#include "dump.hpp"
+#include "output/dump.hpp"
 #include "sweep/inputs.hpp"
 
 namespace convbench {

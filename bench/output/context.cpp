@@ -1,4 +1,4 @@
-#include "context.hpp"
+#include "output/context.hpp"
 
 #include <unistd.h>
 

@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 #include "convlab/accuracy.hpp"
-#include "row.hpp"
+#include "output/row.hpp"
 
 namespace convbench {
 

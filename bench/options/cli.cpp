@@ -1,10 +1,18 @@
-#include "cli.hpp"
+#include "options/cli.hpp"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
 namespace convbench {
+
+int64_t parse_count(const std::string& text, const std::string& what) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      text.size() > 12) {
+    throw UsageError(what + ": '" + text + "' is not a non-negative integer");
+  }
+  return std::stoll(text);
+}
 
 CLI::App* add_list_command(CLI::App& app, ListOptions& options) {
   CLI::App* list = app.add_subcommand(
@@ -25,7 +33,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
       "run", "Sweep layers x passes x algorithms and report time, memory and accuracy");
   run->footer(
       "Examples:\n"
-      "  convbench run --shape mb32ic64ih56oc64kh3ph1 --shape mb32ic128ih28oc128kh3ph1 --passes fwd "
+      "  convbench run --shape mb32ic64ih56oc64kh3ph1 --shape mb32ic128ih28oc128kh3ph1 --passes "
+      "fwd "
       "--check\n"
       "  convbench run --suite resnet50 --mb 32 --algos 'cpu.*' --out resnet50.csv\n"
       "  convbench run --suite vgg16 --card gtx970 --select --out vgg16.csv --resume\n"
@@ -44,16 +53,16 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
              "NAME")
       ->delimiter(',')
       ->allow_extra_args(false);
-  run->add_option("--mb", o.mb,
-                  "Minibatch for every layer, 1 to 2^40 (overrides the shape's mb)")
+  run->add_option("--mb", o.mb, "Minibatch for every layer, 1 to 2^40 (overrides the shape's mb)")
       ->type_name("N")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40).description(""));
   run->add_option("--algos", o.algos,
                   "Comma-separated algorithm names or globs, e.g. 'cpu.*,reference' "
                   "(default: every available algorithm; reference only with --check)")
       ->type_name("GLOBS");
-  run->add_option("--match", o.match,
-                  "Only the layers whose name contains a match of REGEX (ECMAScript), e.g. 'conv[45]_'")
+  run->add_option(
+         "--match", o.match,
+         "Only the layers whose name contains a match of REGEX (ECMAScript), e.g. 'conv[45]_'")
       ->type_name("REGEX");
   run->add_option("--passes", o.passes, "Comma-separated passes: fwd, bwd_data, bwd_filter")
       ->type_name("LIST")

@@ -1,4 +1,4 @@
-#include "dump.hpp"
+#include "output/dump.hpp"
 
 #include <unistd.h>
 

@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "convlab/error.hpp"
-#include "reporters.hpp"
-#include "research.hpp"
+#include "output/reporters.hpp"
+#include "options/research.hpp"
 
 namespace convbench {
 

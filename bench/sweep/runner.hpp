@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 #include "convlab/accuracy.hpp"
-#include "row.hpp"
+#include "output/row.hpp"
 
 namespace convbench {
 

@@ -1,5 +1,5 @@
 // The CSV and JSON reporters (the table lives in table_reporter.cpp).
-#include "reporters.hpp"
+#include "output/reporters.hpp"
 
 #include <ostream>
 

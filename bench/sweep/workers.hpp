@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
-#include "reporters.hpp"
-#include "sweep_control.hpp"
+#include "options/cli.hpp"
+#include "output/reporters.hpp"
+#include "output/results_file.hpp"
 
 namespace convbench {
 

@@ -1,4 +1,4 @@
-#include "cases.hpp"
+#include "sweep/cases.hpp"
 
 #include <algorithm>
 #include <regex>
@@ -6,7 +6,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/text_input.hpp"
-#include "suites.hpp"
+#include "sweep/suites.hpp"
 
 namespace convbench {
 

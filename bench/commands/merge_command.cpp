@@ -8,12 +8,14 @@
 #include <map>
 #include <set>
 
-#include "cli.hpp"
 #include "convlab/error.hpp"
+#include "options/cli.hpp"
+#include "options/research.hpp"
 #include "output/output_file.hpp"
-#include "research.hpp"
-#include "sweep_control.hpp"
-#include "workers.hpp"
+#include "output/results_file.hpp"
+#include "sweep/shards.hpp"
+#include "sweep/sweep_identity.hpp"
+#include "sweep/workers.hpp"
 
 namespace convbench {
 
@@ -37,7 +39,8 @@ std::vector<std::string> split(const std::string& text, char sep) {
 // or damaged file is bad input naming the file and the key, not an exception from stoll.
 int64_t count_of(const SweepFile& f, const std::string& key) {
   const std::string& text = *f.meta_value(key);
-  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos) {
+  if (text.empty() || text.size() > 15 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
     throw UsageError("merge: '" + f.path + "': the metadata " + key + " '" + text +
                      "' is not a count");
   }
@@ -127,8 +130,7 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
     }
   }
   std::string shards_text;
-  const std::string* sweep_cases =
-      is_part(files[0]) ? files[0].meta_value("sweep_cases") : nullptr;
+  const std::string* sweep_cases = is_part(files[0]) ? files[0].meta_value("sweep_cases") : nullptr;
   if (files[0].meta_value("shard")) {
     const int64_t n = shard_of(files[0])->count;
     std::set<int64_t> present;
@@ -163,8 +165,9 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
   const bool ok = duplicates.empty() && (!incomplete || o.allow_incomplete);
   OutputFile output(o.out, "merge: OUT", OutputFile::OnAbandon::remove);
   const std::string partial = output.partial();
-  const Summary summary = write_sweep(output.begin(), json ? Format::json : Format::csv, files,
-                                      skip, {"shard", "shard_source", "shard_cases", "worker"}, extra);
+  const Summary summary =
+      write_sweep(output.begin(), json ? Format::json : Format::csv, files, skip,
+                  {"shard", "shard_source", "shard_cases", "worker"}, extra);
   if (ok) {
     output.commit();
   } else {
@@ -183,8 +186,8 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
   std::cerr << "convbench merge: " << duplicates.size() << " duplicate, "
             << (incomplete ? "incomplete" : "complete") << "\n";
   if (!ok) {
-    std::cerr << "convbench merge: " << o.out << " not written; the merged rows are in "
-              << partial << "\n";
+    std::cerr << "convbench merge: " << o.out << " not written; the merged rows are in " << partial
+              << "\n";
   }
   return ok ? 0 : 1;
 }
