@@ -7,12 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "options/cli.hpp"
-#include "commands/compare.hpp"
-#include "output/context.hpp"
+#include "commands/commands.hpp"
 #include "convlab/text_input.hpp"
+#include "options/cli.hpp"
 #include "output/checked_stream.hpp"
-#include "options/research.hpp"
+#include "output/context.hpp"
 
 namespace {
 
@@ -57,7 +56,6 @@ int dispatch(int argc, char** argv) {
   convbench::RunOptions run_options;
   CLI::App* list = convbench::add_list_command(app, list_options);
   CLI::App* run = convbench::add_run_command(app, run_options);
-  convbench::add_research_run_options(run, run_options);
   run_options.argv.assign(argv, argv + argc);
   convbench::MemoryOptions memory_options;
   convbench::PredictOptions predict_options;
@@ -87,8 +85,8 @@ int dispatch(int argc, char** argv) {
       }
     }
     const bool in_run = run->parsed() || (argc > 1 && std::string(argv[1]) == "run");
-    std::cerr << "convbench: " << one_line(e.what()) << " (see convbench "
-              << (in_run ? "run " : "") << "--help)\n";
+    std::cerr << "convbench: " << one_line(e.what()) << " (see convbench " << (in_run ? "run " : "")
+              << "--help)\n";
     return 2;
   }
   try {

@@ -13,24 +13,15 @@
 // (alpha 0.05 needs 4 and 4; 5 and 5 give p = 0.0079). Overlapping ranges are "within_noise":
 // a smaller real difference may hide there, and more repetitions are the way to find it.
 
-#include <CLI/CLI.hpp>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "output/row.hpp"
 #include "output/results_file.hpp"
+#include "output/row.hpp"
 
 namespace convbench {
-
-struct CompareOptions {
-  std::string a;  ///< the baseline sweep file
-  std::string b;  ///< the one measured against it
-  double alpha = 0.05;
-  std::optional<std::string> format;  ///< table (default), csv, json
-  std::optional<std::string> out;     ///< FILE.csv or FILE.json
-};
 
 enum class Verdict {
   faster,        ///< every B repetition faster than every A repetition, p < alpha
@@ -70,9 +61,5 @@ double separation_p_value(int64_t m, int64_t n);
 
 /// Compares the rows of two sweep files; rows of --select are left out.
 Comparison compare_sweeps(const SweepFile& a, const SweepFile& b, double alpha);
-
-CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
-/// `convbench compare`; returns the exit status, throws UsageError for bad input.
-int run_compare(const CompareOptions& options, const std::string& command_line);
 
 }  // namespace convbench

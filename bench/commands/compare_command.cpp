@@ -5,13 +5,15 @@
 #include <iostream>
 #include <sstream>
 
-#include "options/cli.hpp"
+#include "commands/commands.hpp"
 #include "commands/compare.hpp"
 #include "convlab/error.hpp"
+#include "options/cli.hpp"
+#include "output/fields.hpp"
 #include "output/output_file.hpp"
 #include "output/report.hpp"
 #include "output/reporters.hpp"
-#include "options/research.hpp"
+#include "output/table.hpp"
 
 namespace convbench {
 
@@ -31,12 +33,24 @@ std::string integer_or_empty(const std::optional<int64_t>& value) {
   return value ? std::to_string(*value) : "";
 }
 
-const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> columns = {
-      "suite",    "layer",     "descriptor",    "pass",          "algorithm", "device",
-      "a_status", "a_time_ms", "a_time_ms_min", "a_time_ms_max", "a_reps",    "a_cv",
-      "b_status", "b_time_ms", "b_time_ms_min", "b_time_ms_max", "b_reps",    "b_cv",
-      "ratio",    "p_value",   "verdict",       "note"};
+const std::vector<FieldColumn>& csv_columns() {
+  static const std::vector<FieldColumn> columns = [] {
+    std::vector<FieldColumn> c = {{"suite"}, {"layer"},     {"descriptor"},
+                                  {"pass"},  {"algorithm"}, {"device"}};
+    for (const std::string side : {"a_", "b_"}) {
+      c.push_back({side + "status"});
+      for (const char* name : {"time_ms", "time_ms_min", "time_ms_max"}) {
+        c.push_back({side + name, FieldType::real});
+      }
+      c.push_back({side + "reps", FieldType::integer});
+      c.push_back({side + "cv", FieldType::real});
+    }
+    c.push_back({"ratio", FieldType::real});
+    c.push_back({"p_value", FieldType::real});
+    c.push_back({"verdict"});
+    c.push_back({"note"});
+    return c;
+  }();
   return columns;
 }
 
@@ -151,21 +165,7 @@ void write_json(std::ostream& out, const Context& context, const Comparison& cmp
   for (const auto& [name, s] : cmp.by_algorithm) j["by_algorithm"][name] = summary_json(s);
   j["cases"] = nlohmann::ordered_json::array();
   for (const CaseComparison& c : cmp.cases) {
-    nlohmann::ordered_json row;
-    const Fields f = fields_of(c);
-    for (const std::string& column : csv_columns()) {
-      auto it = f.find(column);
-      row[column] = it == f.end() || it->second.empty() ? nlohmann::ordered_json()
-                                                        : nlohmann::ordered_json(it->second);
-    }
-    // Numbers as numbers, so a script need not parse them.
-    for (const char* key : {"a_time_ms", "a_time_ms_min", "a_time_ms_max", "a_cv", "b_time_ms",
-                            "b_time_ms_min", "b_time_ms_max", "b_cv", "ratio", "p_value"}) {
-      if (row[key].is_string()) row[key] = std::stod(row[key].get<std::string>());
-    }
-    for (const char* key : {"a_reps", "b_reps"}) {
-      if (row[key].is_string()) row[key] = std::stoll(row[key].get<std::string>());
-    }
+    const nlohmann::ordered_json row = fields_json(fields_of(c), csv_columns(), AbsentField::null);
     j["cases"].push_back(row);
   }
   out << j.dump(1) << "\n";
@@ -196,36 +196,6 @@ SweepFile read_input(const std::string& path, const char* which) {
 }
 
 }  // namespace
-
-CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
-  CLI::App* compare = app.add_subcommand(
-      "compare",
-      "Compare two sweep CSVs case by case: B/A per case, geometric mean, and a verdict only "
-      "where the difference exceeds both runs' noise");
-  compare->footer(
-      "Examples:\n"
-      "  convbench compare before.csv after.csv\n"
-      "  convbench compare laptop.csv server.csv --format csv --out ab.csv\n"
-      "A case is slower/faster only when every repetition of B lies beyond every repetition\n"
-      "of A and that separation has a chance below --alpha without a real difference\n"
-      "(exact Mann-Whitney, 2/C(m+n,m)); otherwise within_noise or too_few_reps.\n");
-  compare->add_option("A", o.a, "The baseline sweep CSV (convbench run --out A.csv)")
-      ->type_name("A.csv")
-      ->required();
-  compare->add_option("B", o.b, "The sweep CSV compared with it")->type_name("B.csv")->required();
-  compare
-      ->add_option("--alpha", o.alpha,
-                   "Largest chance of a verdict without a real difference, 1e-12 to 1")
-      ->type_name("P")
-      ->check(CLI::Range(1e-12, 1.0).description(""))
-      ->capture_default_str();
-  compare->add_option("--format", o.format, "Format on stdout (default table)")
-      ->type_name("FORMAT")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
-  compare->add_option("--out", o.out, "Also write the comparison to FILE.csv or FILE.json")
-      ->type_name("FILE");
-  return compare;
-}
 
 int run_compare(const CompareOptions& o, const std::string& command_line) {
   std::error_code ec;

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
-#include "options/cli.hpp"
+#include "commands/commands.hpp"
 #include "convlab/cards.hpp"
 #include "convlab/registry.hpp"
+#include "options/cli.hpp"
 #include "sweep/suites.hpp"
 
 namespace convbench {

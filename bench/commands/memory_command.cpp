@@ -6,14 +6,18 @@
 #include <iostream>
 #include <map>
 
-#include "output/context.hpp"
+#include "commands/commands.hpp"
 #include "convlab/error.hpp"
 #include "convlab/memory.hpp"
 #include "convlab/registry.hpp"
+#include "options/cards.hpp"
+#include "output/context.hpp"
+#include "output/fields.hpp"
 #include "output/output_file.hpp"
 #include "output/report.hpp"
 #include "output/reporters.hpp"
-#include "options/research.hpp"
+#include "output/table.hpp"
+#include "sweep/cases.hpp"
 
 namespace convbench {
 
@@ -23,30 +27,26 @@ using convlab::format_size;
 
 // One output row; every field is text (empty = absent), by CSV column.
 
-const std::vector<std::string>& memory_columns() {
-  static const std::vector<std::string> columns = {"kind",
-                                                   "suite",
-                                                   "layer",
-                                                   "descriptor",
-                                                   "pass",
-                                                   "algorithm",
-                                                   "source",
-                                                   "reason",
-                                                   "batch",
-                                                   "x_bytes",
-                                                   "w_bytes",
-                                                   "y_bytes",
-                                                   "weights_bytes",
-                                                   "weight_grad_bytes",
-                                                   "optimizer_bytes",
-                                                   "activation_bytes",
-                                                   "gradient_bytes",
-                                                   "workspace_bytes",
-                                                   "total_bytes",
-                                                   "over_budget",
-                                                   "fits",
-                                                   "does_not_fit",
-                                                   "largest_batch"};
+const std::vector<FieldColumn>& memory_columns() {
+  static const std::vector<FieldColumn> columns = case_columns({
+      {"source"},
+      {"reason"},
+      {"batch", FieldType::integer},
+      {"x_bytes", FieldType::integer},
+      {"w_bytes", FieldType::integer},
+      {"y_bytes", FieldType::integer},
+      {"weights_bytes", FieldType::integer},
+      {"weight_grad_bytes", FieldType::integer},
+      {"optimizer_bytes", FieldType::integer},
+      {"activation_bytes", FieldType::integer},
+      {"gradient_bytes", FieldType::integer},
+      {"workspace_bytes", FieldType::integer},
+      {"total_bytes", FieldType::integer},
+      {"over_budget"},
+      {"fits"},
+      {"does_not_fit"},
+      {"largest_batch"},
+  });
   return columns;
 }
 
@@ -69,30 +69,6 @@ void fit_fields(Fields& f, bool known, int64_t total,
   f["fits"] = fits;
   f["does_not_fit"] = not_fits;
   if (budget) f["over_budget"] = total > *budget ? "yes" : "no";
-}
-
-void write_json(std::ostream& out, const Context& context, const std::vector<Fields>& rows) {
-  nlohmann::ordered_json doc = {{"context", context},
-                                {"layers", nlohmann::json::array()},
-                                {"networks", nlohmann::json::array()}};
-  for (const Fields& row : rows) {
-    nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (const std::string& column : memory_columns()) {
-      if (column == "kind") continue;
-      auto it = row.find(column);
-      if (it == row.end() || it->second.empty()) {
-        object[column] = nullptr;
-      } else if (column.size() > 6 && column.compare(column.size() - 6, 6, "_bytes") == 0) {
-        object[column] = std::stoll(it->second);
-      } else if (column == "batch") {
-        object[column] = std::stoll(it->second);
-      } else {
-        object[column] = it->second;
-      }
-    }
-    doc[row.at("kind") == "layer" ? "layers" : "networks"].push_back(object);
-  }
-  out << doc.dump(2) << "\n";
 }
 
 void write_table(std::ostream& out, const std::vector<Fields>& rows, bool cards,
@@ -261,40 +237,33 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
         }
         f["largest_batch"] = largest;
         if (!limit.empty()) {
-          f["reason"] += "; * = a limit of the algorithm on this machine, not of the card: the "
-                         "next batch cannot be planned: " + limit;
+          f["reason"] +=
+              "; * = a limit of the algorithm on this machine, not of the card: the "
+              "next batch cannot be planned: " +
+              limit;
         }
       }
       rows.push_back(std::move(f));
     }
   }
 
-  ContextSettings settings;
-  settings.command_line = command_line;
-  settings.passes = o.layers.passes;
-  std::string names;
-  for (const auto* a : algorithms) names += (names.empty() ? "" : ",") + a->name();
-  settings.algorithms = names;
-  settings.mb = o.layers.mb ? std::to_string(*o.layers.mb) : "as listed";
-  Context context = collect_context(settings, algorithms);
-  for (const char* key : {"seed", "reps", "warmup", "max_time_s", "check"}) context.erase(key);
-  std::string card_ids;
-  for (const auto* c : cards) card_ids += (card_ids.empty() ? "" : ",") + c->id;
-  const std::string command = context["command"];
-  context.erase("command");
-  context["cards"] = card_ids.empty() ? "none" : card_ids;
+  Context context = collect_context(algorithms);
+  add_layer_context(context, o.layers, algorithms);
+  context["cards"] = cards.empty() ? "none" : card_ids(cards);
   // The fits are arithmetic, never a measurement: no card is touched, and a host algorithm's
   // workspace says nothing of what a GPU algorithm would need on that card.
   std::string card_basis;
   if (!cards.empty()) {
     bool host_algorithms = false;
     for (const auto* a : algorithms) host_algorithms |= a->device() == convlab::Device::cpu;
-    card_basis = "Fits per card are modelled, not measured: the sizes below are what this "
-                 "machine's algorithms plan, compared with each card's usable memory in the card "
-                 "table; nothing ran on a card.";
+    card_basis =
+        "Fits per card are modelled, not measured: the sizes below are what this "
+        "machine's algorithms plan, compared with each card's usable memory in the card "
+        "table; nothing ran on a card.";
     if (host_algorithms) {
-      card_basis += " Host (CPU) algorithms do not run on a card: for them the fit is a size "
-                    "comparison only.";
+      card_basis +=
+          " Host (CPU) algorithms do not run on a card: for them the fit is a size "
+          "comparison only.";
     }
     context["card_fits"] = card_basis;
   }
@@ -302,11 +271,14 @@ int run_memory(const MemoryOptions& o, const std::string& command_line) {
   context["network_mode"] = options.training
                                 ? "training, optimizer states " + std::to_string(o.optimizer_states)
                                 : "inference";
-  context["command"] = command;
+  context["command"] = command_line;
 
   write_report(o.format, o.out, "--out", [&](std::ostream& out, const std::string& format) {
     if (format == "csv") write_fields_csv(out, context, memory_columns(), rows);
-    if (format == "json") write_json(out, context, rows);
+    if (format == "json") {
+      write_fields_json(out, context, memory_columns(), rows, AbsentField::null, EmptyText::null,
+                        {{"layer", "layers"}, {"network", "networks"}});
+    }
     if (format == "table") write_table(out, rows, !cards.empty(), card_basis);
   });
   return 0;

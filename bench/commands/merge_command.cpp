@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
+#include "commands/commands.hpp"
 #include "convlab/error.hpp"
 #include "options/cli.hpp"
-#include "options/research.hpp"
 #include "output/output_file.hpp"
 #include "output/results_file.hpp"
 #include "sweep/shards.hpp"

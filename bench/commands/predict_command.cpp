@@ -6,14 +6,18 @@
 #include <limits>
 #include <map>
 
-#include "output/context.hpp"
+#include "commands/commands.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "options/calibration_flags.hpp"
+#include "options/cards.hpp"
+#include "output/context.hpp"
+#include "output/fields.hpp"
 #include "output/output_file.hpp"
 #include "output/report.hpp"
 #include "output/reporters.hpp"
-#include "options/research.hpp"
+#include "output/table.hpp"
+#include "sweep/cases.hpp"
 
 namespace convbench {
 
@@ -21,12 +25,23 @@ namespace {
 
 std::string real(double v) { return format_real(v); }
 
-const std::vector<std::string>& predict_columns() {
-  static const std::vector<std::string> columns = {
-      "kind", "suite", "layer", "descriptor", "pass", "algorithm", "family", "card", "flops",
-      "bytes", "compute_ms", "memory_ms", "bound", "efficiency", "calibrated", "time_ms", "rank",
+const std::vector<FieldColumn>& predict_columns() {
+  static const std::vector<FieldColumn> columns = case_columns({
+      {"family"},
+      {"card"},
+      {"flops", FieldType::real},
+      {"bytes", FieldType::real},
+      {"compute_ms", FieldType::real},
+      {"memory_ms", FieldType::real},
+      {"bound"},
+      {"efficiency", FieldType::real},
+      {"calibrated"},
+      {"time_ms", FieldType::real},
+      {"rank", FieldType::integer},
       // Last, so that readers of the earlier columns by position still work.
-      "predicted_ms_low", "predicted_ms_high"};
+      {"predicted_ms_low", FieldType::real},
+      {"predicted_ms_high", FieldType::real},
+  });
   return columns;
 }
 
@@ -128,54 +143,20 @@ int run_predict(const PredictOptions& o, const std::string& command_line) {
   }
   rows.insert(rows.end(), ranking.begin(), ranking.end());
 
-  ContextSettings settings;
-  settings.command_line = command_line;
-  settings.passes = o.layers.passes;
-  std::string names;
-  for (const auto* a : algorithms) names += (names.empty() ? "" : ",") + a->name();
-  settings.algorithms = names;
-  settings.mb = o.layers.mb ? std::to_string(*o.layers.mb) : "as listed";
-  Context context = collect_context(settings, {});
-  for (const char* key :
-       {"seed", "reps", "warmup", "max_time_s", "check", "devices", "gpu_driver"}) {
-    context.erase(key);
-  }
-  const std::string command = context["command"];
-  context.erase("command");
-  std::string card_ids;
-  for (const auto* c : cards) card_ids += (card_ids.empty() ? "" : ",") + c->id;
-  context["cards"] = card_ids;
+  Context context = collect_context({});
+  context.erase("devices");
+  context.erase("gpu_driver");
+  add_layer_context(context, o.layers, algorithms);
+  context["cards"] = card_ids(cards);
   context["calibration"] = describe_calibration(calibration, o.calibration);
-  context["command"] = command;
+  context["command"] = command_line;
 
   auto emit = [&](std::ostream& out, const std::string& format) {
     if (format == "csv") {
       write_fields_csv(out, context, predict_columns(), rows);
     } else if (format == "json") {
-      nlohmann::ordered_json doc = {{"context", context},
-                                    {"cases", nlohmann::json::array()},
-                                    {"ranking", nlohmann::json::array()}};
-      for (const Fields& r : rows) {
-        nlohmann::ordered_json object = nlohmann::ordered_json::object();
-        for (const std::string& c : predict_columns()) {
-          auto it = r.find(c);
-          if (c == "kind" || it == r.end()) continue;
-          const bool number = c == "flops" || c == "bytes" || c == "compute_ms" ||
-                              c == "memory_ms" || c == "efficiency" || c == "time_ms" ||
-                              c == "predicted_ms_low" || c == "predicted_ms_high";
-          if (number && it->second.empty()) {
-            object[c] = nullptr;  // an uncalibrated prediction has no range
-          } else if (number) {
-            object[c] = std::stod(it->second);
-          } else if (c == "rank") {
-            object[c] = std::stoll(it->second);
-          } else {
-            object[c] = it->second;
-          }
-        }
-        doc[r.at("kind") == "case" ? "cases" : "ranking"].push_back(object);
-      }
-      out << doc.dump(2) << "\n";
+      write_fields_json(out, context, predict_columns(), rows, AbsentField::omitted,
+                        EmptyText::empty_string, {{"case", "cases"}, {"ranking", "ranking"}});
     } else {
       out << "Ranking of the cards (predicted total ms: each layer x repeat x pass, the fastest "
              "algorithm per case"

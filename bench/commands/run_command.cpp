@@ -12,6 +12,7 @@
 #include <iostream>
 #include <set>
 
+#include "commands/commands.hpp"
 #include "convlab/error.hpp"
 #include "options/cli.hpp"
 #include "options/knob_flags.hpp"
@@ -79,12 +80,6 @@ void copy_prefix(const std::string& path, std::size_t bytes, std::ostream& out) 
   check_stream(out);
 }
 
-std::string join_names(const std::vector<const convlab::Algorithm*>& algorithms) {
-  std::string names;
-  for (const auto* a : algorithms) names += (names.empty() ? "" : ",") + a->name();
-  return names;
-}
-
 // `rows_to_stdout`: --out - was given (and is cleared from `o`): the rows go to stdout in
 // that format and the table to stderr, so that a pipe gets nothing but rows.
 int run_sweep_to(const RunOptions& o, const std::string& command_line,
@@ -114,7 +109,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   std::vector<const convlab::Algorithm*> algorithms;
   std::vector<std::string> skipped;
   try {
-    spec.shapes = o.shapes;
+    spec.layers = o;
     if (!o.vary.empty()) {
       if (o.shapes.empty()) throw UsageError("--vary needs a base --shape to vary");
       if (o.mb) {
@@ -128,16 +123,11 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
       std::vector<VaryAxis> axes;
       for (const std::string& v : o.vary) axes.push_back(parse_vary(v));
       check_vary_size(o.shapes.size(), axes, o.max_cases);
-      spec.shapes = expand_vary(o.shapes, axes, skipped);
-      if (spec.shapes.empty()) {
+      spec.layers.shapes = expand_vary(o.shapes, axes, skipped);
+      if (spec.layers.shapes.empty()) {
         throw UsageError("--vary: no combination is a valid convolution (" + skipped.front() + ")");
       }
     }
-    spec.batch_files = o.batch_files;
-    spec.suites = o.suites;
-    spec.mb = o.mb;
-    spec.algos = o.algos;
-    spec.match = o.match;
     spec.passes = parse_passes(o.passes);
     spec.check = o.check;
     if (o.check) check_scope = convlab::parse_check_scope(o.check_scope);
@@ -195,21 +185,9 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
     }
   }
 
-  ContextSettings settings;
-  settings.command_line = command_line;
-  settings.seed = o.seed;
-  settings.reps = o.reps;
-  settings.warmup = o.warmup;
-  settings.max_time = o.max_time;
-  settings.check = o.check;
-  settings.check_scope = check_scope.describe();
-  settings.passes = o.passes;
-  settings.algorithms = join_names(algorithms);
-  settings.mb = o.mb ? std::to_string(*o.mb)
-                     : (o.suites.empty() && o.batch_files.empty() && o.shapes.empty()
-                            ? std::to_string(kDefaultSweepMb) + " (default sweep)"
-                            : "as listed");
-  Context context = collect_context(settings, algorithms);
+  Context context = collect_context(algorithms);
+  add_run_context(context, o, check_scope.describe(), algorithms);
+  context["command"] = command_line;
   add_sweep_context(context, o, budget, shard, worker, sweep, part);
   // Every setting that can change a number: the knobs given, and the environment variables
   // that supplied a knob's default (resolved above, for every case, so the list is complete).

@@ -16,11 +16,12 @@
 #include <complex>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/micro/plan_timing.hpp"
 #include "convlab/algorithm.hpp"
 #include "convlab/config.hpp"
 #include "convlab/descriptor.hpp"
@@ -40,24 +41,7 @@ const char* const kLayers[] = {"mb16ic32ih64oc32kh9", "mb16ic32ih64oc32kh13"};
 
 void conv_case(benchmark::State& state, const std::string& algo, const std::string& desc,
                Pass pass) {
-  const ConvProblem problem = parse_descriptor(desc).problem;
-  const Algorithm& algorithm = registry().get(algo);
-  auto plan = algorithm.plan(problem, pass);
-  const HostTensors host = make_inputs(problem, pass, 1);
-  CaseBuffers buffers(algorithm.context(), problem, host, plan->workspace_bytes());
-  plan->run(buffers.tensors(), buffers.workspace());  // first touch of the workspace
-  std::map<std::string, double> phase_sums;  // where the plan measures its phases
-  for (auto _ : state) {
-    plan->run(buffers.tensors(), buffers.workspace());
-    state.PauseTiming();
-    for (const auto& [phase, ms] : plan->last_run_phases()) phase_sums[phase] += ms;
-    state.ResumeTiming();
-  }
-  const double n = static_cast<double>(state.iterations());
-  for (const auto& [phase, sum] : phase_sums) state.counters[phase + "_ms"] = sum / n;
-  state.counters["GFLOPs"] = benchmark::Counter(static_cast<double>(problem.flops(pass)),
-                                                benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["workspace_MiB"] = static_cast<double>(plan->workspace_bytes()) / (1 << 20);
+  micro::time_plan(state, registry().get(algo), parse_descriptor(desc).problem, pass);
 }
 
 // 2-D r2c of `planes` 64x64 planes, chunks of 8 from contiguous real staging; the spectra
@@ -68,13 +52,13 @@ void fftw_layout(benchmark::State& state, bool frequency_major) {
   fftwf_complex* out = fftwf_alloc_complex(static_cast<size_t>(planes) * bins);
   const int dims[2] = {n, n};
   const int ostride = frequency_major ? planes : 1, odist = frequency_major ? 1 : bins;
-  fftwf_plan plan = fftwf_plan_many_dft_r2c(2, dims, chunk, in, nullptr, 1, n * n, out,
-                                            nullptr, ostride, odist,
-                                            FFTW_MEASURE | FFTW_DESTROY_INPUT);
+  fftwf_plan plan = fftwf_plan_many_dft_r2c(2, dims, chunk, in, nullptr, 1, n * n, out, nullptr,
+                                            ostride, odist, FFTW_MEASURE | FFTW_DESTROY_INPUT);
   for (int i = 0; i < chunk * n * n; ++i) in[i] = static_cast<float>(i % 7);
   for (auto _ : state) {
     for (int p = 0; p < planes; p += chunk) {
-      fftwf_execute_dft_r2c(plan, in, frequency_major ? out + p : out + static_cast<size_t>(p) * bins);
+      fftwf_execute_dft_r2c(plan, in,
+                            frequency_major ? out + p : out + static_cast<size_t>(p) * bins);
     }
   }
   state.counters["planes_per_s"] =
@@ -93,8 +77,8 @@ void fftw_rows(benchmark::State& state, bool pruned) {
   std::memset(out, 0, sizeof(fftwf_complex) * planes * bins);
   const int dims[2] = {n, n};
   const unsigned flags = FFTW_MEASURE | FFTW_DESTROY_INPUT;
-  fftwf_plan full = fftwf_plan_many_dft_r2c(2, dims, chunk, stage, nullptr, 1, n * n, out,
-                                            nullptr, 1, bins, flags);
+  fftwf_plan full = fftwf_plan_many_dft_r2c(2, dims, chunk, stage, nullptr, 1, n * n, out, nullptr,
+                                            1, bins, flags);
   fftwf_iodim64 row{n, 1, 1};
   fftwf_iodim64 row_vec[2] = {{chunk, taps * n, bins}, {taps, n, hw}};
   fftwf_plan rows = fftwf_plan_guru64_dft_r2c(1, &row, 2, row_vec, stage, out, flags);
@@ -200,8 +184,8 @@ void cblas_case(benchmark::State& state, const std::string& layer) {
                   &w[b * k * c], c, &zero, &y[b * n * k], k);
     }
   }
-  state.counters["GFLOPs"] = benchmark::Counter(8.0 * bins * n * c * k,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(8.0 * bins * n * c * k, benchmark::Counter::kIsIterationInvariantRate);
 }
 #endif
 

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convlab/descriptor.hpp"
@@ -186,7 +187,8 @@ void bench_share(benchmark::State& state, const convlab::Algorithm* algo, const 
   }
   const double iterations = double(state.iterations());
   const double conv_rate = double(p.flops(pass)) * 1e-9 * iterations / conv_s;
-  const double sgemm_rate = 2.0 * double(kPeakSize) * kPeakSize * kPeakSize * 1e-9 * iterations / sgemm_s;
+  const double sgemm_rate =
+      2.0 * double(kPeakSize) * kPeakSize * kPeakSize * 1e-9 * iterations / sgemm_s;
   state.counters["conv_GFLOP/s"] = conv_rate;
   state.counters["sgemm_GFLOP/s"] = sgemm_rate;
   state.counters["share_of_sgemm"] = conv_rate / sgemm_rate;
@@ -194,6 +196,16 @@ void bench_share(benchmark::State& state, const convlab::Algorithm* algo, const 
 }
 
 double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+// Every benchmark here: milliseconds of wall time (the plans run threads), with the minimum
+// over repetitions beside Google Benchmark's mean and median.
+template <class... Args>
+void add_benchmark(const std::string& name, Args&&... args) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<Args>(args)...)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->ComputeStatistics("min", minimum);
+}
 
 }  // namespace
 
@@ -219,10 +231,7 @@ int main(int argc, char** argv) {
         }
         const std::string label =
             std::string("conv/") + name + "/" + convlab::to_string(pass) + "/" + layer.name;
-        benchmark::RegisterBenchmark(label.c_str(), bench_registered, algo, p, pass)
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime()
-            ->ComputeStatistics("min", minimum);
+        add_benchmark(label, bench_registered, algo, p, pass);
       }
       for (const char* name : {"cpu.im2col", "cpu.winograd"}) {
         if (!im2col::gemm_backend_available(im2col::GemmBackend::openblas)) break;
@@ -230,25 +239,16 @@ int main(int argc, char** argv) {
         if (!algo->supports(p, pass)) continue;
         const std::string label =
             std::string("share/") + name + "/" + convlab::to_string(pass) + "/" + layer.name;
-        benchmark::RegisterBenchmark(label.c_str(), bench_share, algo, p, pass)
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime()
-            ->ComputeStatistics("min", minimum);
+        add_benchmark(label, bench_share, algo, p, pass);
       }
       for (im2col::GemmBackend backend : kBackends) {
         if (!im2col::gemm_backend_available(backend)) continue;
         const std::string strategy = std::string("strategy/") + im2col::to_string(backend) + "/" +
                                      convlab::to_string(pass) + "/" + layer.name;
-        benchmark::RegisterBenchmark(strategy.c_str(), bench_backend, p, pass, backend)
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime()
-            ->ComputeStatistics("min", minimum);
+        add_benchmark(strategy, bench_backend, p, pass, backend);
         const std::string name = std::string("gemm/") + im2col::to_string(backend) + "/" +
                                  convlab::to_string(pass) + "/" + layer.name;
-        benchmark::RegisterBenchmark(name.c_str(), bench_gemm, backend, p, pass)
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime()
-            ->ComputeStatistics("min", minimum);
+        add_benchmark(name, bench_gemm, backend, p, pass);
       }
       for (int64_t images : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}, int64_t{8}}) {
         for (im2col::ParallelMode mode :
@@ -257,10 +257,7 @@ int main(int argc, char** argv) {
                                    layer.name + "/b" +
                                    (images ? std::to_string(images) : std::string("auto")) + "/" +
                                    im2col::to_string(mode);
-          benchmark::RegisterBenchmark(name.c_str(), bench_strategy, p, pass, images, mode)
-              ->Unit(benchmark::kMillisecond)
-              ->UseRealTime()
-              ->ComputeStatistics("min", minimum);
+          add_benchmark(name, bench_strategy, p, pass, images, mode);
         }
       }
     }

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/micro/plan_timing.hpp"
 #include "convlab/algorithm.hpp"
 #include "convlab/descriptor.hpp"
 #include "convlab/harness.hpp"
@@ -29,26 +30,8 @@
 namespace {
 
 void run_case(benchmark::State& state, const std::string& descriptor, convlab::Pass pass) {
-  using namespace convlab;
-  const ConvProblem problem = parse_descriptor(descriptor).problem;
-  const Algorithm& algorithm = registry().get("cpu.onednn");
-  auto plan = algorithm.plan(problem, pass);
-  const HostTensors host = make_inputs(problem, pass, 1);
-  CaseBuffers buffers(algorithm.context(), problem, host, plan->workspace_bytes());
-  plan->run(buffers.tensors(), buffers.workspace());  // warm-up: first-touch of the workspace
-  std::map<std::string, double> phase_sums;
-  for (auto _ : state) {
-    plan->run(buffers.tensors(), buffers.workspace());
-    state.PauseTiming();
-    for (const auto& [phase, ms] : plan->last_run_phases()) phase_sums[phase] += ms;
-    state.ResumeTiming();
-  }
-  const double iterations = static_cast<double>(state.iterations());
-  for (const auto& [phase, sum] : phase_sums) state.counters[phase + "_ms"] = sum / iterations;
-  state.counters["GFLOPs"] = benchmark::Counter(static_cast<double>(problem.flops(pass)),
-                                                benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["workspace_MiB"] = static_cast<double>(plan->workspace_bytes()) / (1 << 20);
-  state.SetLabel(plan->info().kernel);
+  micro::time_plan(state, convlab::registry().get("cpu.onednn"),
+                   convlab::parse_descriptor(descriptor).problem, pass);
 }
 
 // One forward configuration of oneDNN, the primitive alone on memory in its own layouts.

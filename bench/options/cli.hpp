@@ -1,7 +1,9 @@
 #pragma once
 // The command line: subcommands and their options (CLI11). Each subcommand's options land in
-// a plain struct that its command validates and runs; adding a subcommand (memory,
-// predict, merge) is one more struct, one add_*_command and one run_* function.
+// one plain struct that its command (commands/commands.hpp) validates and runs; every flag is
+// declared once, in options/cli.cpp, and a flag two subcommands share (the layer selection,
+// --format, --out) by one function. Adding a subcommand is one more struct, one
+// add_*_command and one run_* function.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -47,7 +49,7 @@ struct RunOptions : LayerOptions {
   std::optional<std::string> dump;
   std::vector<std::string> knobs;  ///< --knob ALGO.KNOB=VALUE (repeatable)
   std::string fill = "random";     ///< --fill random|integers|nan@I|inf@I
-  // Sweep controls (options/research.hpp adds these flags; sweep/ applies them).
+  // Sweep controls (sweep/ applies them).
   std::optional<std::string> memory_budget;  ///< --memory-budget SIZE
   std::optional<std::string> card;           ///< --card ID: its usable memory is the budget
   std::vector<std::string> cards;            ///< --cards FILE.json: more cards
@@ -64,6 +66,40 @@ struct RunOptions : LayerOptions {
   CalibrationFlags calibration;  ///< --calibrate...: the dry run's time estimates
 };
 
+struct MemoryOptions {
+  LayerOptions layers;
+  std::vector<std::string> cards;  ///< --cards LIST|all|FILE.json (repeatable)
+  std::optional<std::string> memory_budget;
+  bool inference = false;
+  int optimizer_states = 1;
+  int64_t max_batch = 65536;
+  std::optional<std::string> fallback;  ///< --fallback ALGO for cases a strategy lacks
+  std::optional<std::string> format;
+  std::optional<std::string> out;
+};
+
+struct PredictOptions {
+  LayerOptions layers;
+  std::vector<std::string> cards;  ///< default all
+  CalibrationFlags calibration;  ///< --calibrate, --calibrate-card, --calibrate-device
+  std::optional<std::string> format;
+  std::optional<std::string> out;
+};
+
+struct MergeOptions {
+  std::string out;
+  std::vector<std::string> inputs;
+  bool allow_incomplete = false;
+};
+
+struct CompareOptions {
+  std::string a;  ///< the baseline sweep file
+  std::string b;  ///< the one measured against it
+  double alpha = 0.05;
+  std::optional<std::string> format;  ///< table (default), csv, json
+  std::optional<std::string> out;     ///< FILE.csv or FILE.json
+};
+
 /// A flag value that must be a non-negative integer; UsageError naming `what` otherwise.
 int64_t parse_count(const std::string& text, const std::string& what);
 
@@ -76,11 +112,9 @@ inline CLI::Option* repeatable(CLI::Option* option, const std::string& placehold
 
 CLI::App* add_list_command(CLI::App& app, ListOptions& options);
 CLI::App* add_run_command(CLI::App& app, RunOptions& options);
-
-/// `convbench list`; returns the exit status.
-int run_list(const ListOptions& options);
-/// `convbench run`; returns the exit status (0 all rows ok or unsupported, 1 any error row).
-/// Throws UsageError for bad input, before any output file is opened.
-int run_sweep(const RunOptions& options, const std::string& command_line);
+CLI::App* add_memory_command(CLI::App& app, MemoryOptions& options);
+CLI::App* add_predict_command(CLI::App& app, PredictOptions& options);
+CLI::App* add_merge_command(CLI::App& app, MergeOptions& options);
+CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
 
 }  // namespace convbench

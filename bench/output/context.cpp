@@ -11,6 +11,7 @@
 #include "convlab/device.hpp"
 #include "convlab/numerics.hpp"
 #include "convlab/threads.hpp"
+#include "sweep/cases.hpp"
 
 namespace convbench {
 
@@ -71,8 +72,7 @@ std::string context_text(const nlohmann::ordered_json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-Context collect_context(const ContextSettings& settings,
-                        const std::vector<const convlab::Algorithm*>& algorithms) {
+Context collect_context(const std::vector<const convlab::Algorithm*>& algorithms) {
   // Device names come from the algorithms' own contexts, once per device, for the devices
   // the sweep uses; an unavailable device is not asked.
   std::vector<std::string> devices;
@@ -100,16 +100,29 @@ Context collect_context(const ContextSettings& settings,
   c["build_type"] = CONVBENCH_BUILD_TYPE;
   // Numerics are explicit: the one switch that changes them (CONVLAB_ALLOW_TF32) is recorded.
   c["math_mode"] = convlab::math_mode_description();
-  c["seed"] = settings.seed;
-  c["reps"] = settings.reps;
-  c["warmup"] = settings.warmup;
-  c["max_time_s"] = settings.max_time;
-  c["check"] = settings.check ? "reference, " + settings.check_scope : "off";
-  c["mb"] = settings.mb;
-  c["passes"] = settings.passes;
-  c["algorithms"] = settings.algorithms;
-  c["command"] = settings.command_line;
   return c;
+}
+
+void add_layer_context(Context& context, const LayerOptions& o,
+                       const std::vector<const convlab::Algorithm*>& algorithms) {
+  const bool default_sweep = o.suites.empty() && o.batch_files.empty() && o.shapes.empty();
+  context["mb"] = o.mb            ? std::to_string(*o.mb)
+                  : default_sweep ? std::to_string(kDefaultSweepMb) + " (default sweep)"
+                                  : "as listed";
+  context["passes"] = o.passes;
+  std::string names;
+  for (const auto* a : algorithms) names += (names.empty() ? "" : ",") + a->name();
+  context["algorithms"] = names;
+}
+
+void add_run_context(Context& context, const RunOptions& o, const std::string& check_scope,
+                     const std::vector<const convlab::Algorithm*>& algorithms) {
+  context["seed"] = o.seed;
+  context["reps"] = o.reps;
+  context["warmup"] = o.warmup;
+  context["max_time_s"] = o.max_time;
+  context["check"] = o.check ? "reference, " + check_scope : "off";
+  add_layer_context(context, o, algorithms);
 }
 
 }  // namespace convbench

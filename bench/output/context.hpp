@@ -3,37 +3,33 @@
 // `# key: value` lines, JSON as the "context" object (google/benchmark style), the table as a
 // short header. Keys are documented in docs/convbench.md.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "convlab/algorithm.hpp"
+#include "options/cli.hpp"
 
 namespace convbench {
 
 /// An ordered object of scalar values (strings and integers), in the order written.
 using Context = nlohmann::ordered_json;
 
-/// The settings of the sweep that the context records, so that outputs made with different
-/// settings can be told apart (merge refuses to mix them).
-struct ContextSettings {
-  std::string command_line;
-  uint64_t seed = 0;
-  int reps = 0;
-  int warmup = 0;
-  double max_time = 0;
-  bool check = false;
-  std::string check_scope;  ///< CheckScope::describe() of --check's value
-  std::string passes;      ///< as run, comma-separated
-  std::string algorithms;  ///< as run, comma-separated
-  std::string mb;          ///< the --mb override, or "as listed"
-};
+/// The machine and the build: versions, commit, date, host, CPU, threads, the devices and
+/// driver of the available `algorithms` (those the output is about), libraries, compiler, build
+/// type, math mode.
+Context collect_context(const std::vector<const convlab::Algorithm*>& algorithms);
 
-/// Collects the context: versions, commit, date, host, CPU, threads, devices and driver of the
-/// algorithms in the sweep, math mode, and the settings.
-Context collect_context(const ContextSettings& settings,
-                        const std::vector<const convlab::Algorithm*>& algorithms);
+/// The layer selection as run: mb (the --mb override, the default sweep's, or "as listed"),
+/// passes and algorithms. Recorded so that outputs made with different settings can be told
+/// apart (merge and --resume refuse to mix them).
+void add_layer_context(Context& context, const LayerOptions& layers,
+                       const std::vector<const convlab::Algorithm*>& algorithms);
+
+/// The settings of `convbench run`: seed, reps, warmup, max_time_s, check (with
+/// `check_scope`, CheckScope::describe() of --check's value), then the layer selection.
+void add_run_context(Context& context, const RunOptions& options, const std::string& check_scope,
+                     const std::vector<const convlab::Algorithm*>& algorithms);
 
 /// A context value as plain text (strings unquoted), for CSV comments and the table header.
 std::string context_text(const nlohmann::ordered_json& value);

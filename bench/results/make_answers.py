@@ -23,6 +23,8 @@ import tempfile
 import time
 from collections import OrderedDict
 
+import make_prediction
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 SUITES = ["alexnet", "vgg16", "resnet50"]
@@ -200,16 +202,11 @@ def predictor_section(convbench):
     if not rows:
         return "## 4. Bandwidth or FLOPS?\n\nNo measurements in bench/results/data.\n"
     shapes = sorted({r["descriptor"] for _, r in rows})
-    command = [convbench, "predict", *sum((["--shape", s] for s in shapes), []), "--algos",
-               ",".join(STRATEGIES), "--cards", "h200", "--format", "csv"]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"make_answers: predict: {result.stderr.strip()}")
-    counts = {}
-    for p in csv.DictReader(l for l in result.stdout.splitlines() if not l.startswith("#")):
-        if p["kind"] == "case":
-            counts[(p["descriptor"], p["pass"], p["algorithm"])] = (float(p["flops"]),
-                                                                   float(p["bytes"]))
+    cases, _ = make_prediction.predict_cases(
+        convbench, [*sum((["--shape", s] for s in shapes), []), "--algos", ",".join(STRATEGIES),
+                    "--cards", "h200"], "make_answers")
+    counts = {(p["descriptor"], p["pass"], p["algorithm"]): (float(p["flops"]), float(p["bytes"]))
+              for p in cases}
     lines = ["## 4. Does memory bandwidth predict speed better than FLOPS?", "",
              "On the CPU runs of docs/results.md: across the measured cases (layer × pass), "
              "the correlation of log(time) with log(the algorithm's own flop count) and with "

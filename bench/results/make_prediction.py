@@ -33,19 +33,27 @@ def read_published(path):
     return comments, rows
 
 
-def predicted(convbench, cards, algorithms):
-    """(algorithm, layer, pass) -> uncalibrated roofline ms, from convbench predict."""
-    command = [convbench, "predict", "--suite", "convnet-benchmarks", "--mb", "128", "--algos",
-               ",".join(algorithms), "--cards", ",".join(cards), "--format", "csv"]
+def predict_cases(convbench, arguments, caller):
+    """The per-case rows of `convbench predict ARGUMENTS --format csv`, and the command as
+    shown in a document; `caller` names the script in an error."""
+    command = [convbench, "predict", *arguments, "--format", "csv"]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        sys.exit(f"make_prediction: {' '.join(command)}: {result.stderr.strip()}")
+        sys.exit(f"{caller}: {' '.join(command)}: {result.stderr.strip()}")
+    rows = csv.DictReader(l for l in result.stdout.splitlines() if not l.startswith("#"))
+    return [r for r in rows if r["kind"] == "case"], " ".join(["convbench", *command[1:]])
+
+
+def predicted(convbench, cards, algorithms):
+    """(algorithm, layer, pass) -> uncalibrated roofline ms, from convbench predict."""
+    cases, shown = predict_cases(
+        convbench, ["--suite", "convnet-benchmarks", "--mb", "128", "--algos",
+                    ",".join(algorithms), "--cards", ",".join(cards)], "make_prediction")
     out = {}
-    for r in csv.DictReader(l for l in result.stdout.splitlines() if not l.startswith("#")):
-        if r["kind"] == "case":
-            layer = r["layer"].split(":")[-1]
-            out[(r["card"], r["algorithm"], layer, r["pass"])] = float(r["time_ms"])
-    return out, " ".join(["convbench", *command[1:]])
+    for r in cases:
+        layer = r["layer"].split(":")[-1]
+        out[(r["card"], r["algorithm"], layer, r["pass"])] = float(r["time_ms"])
+    return out, shown
 
 
 def leave_one_out(points):

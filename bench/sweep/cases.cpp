@@ -22,30 +22,42 @@ void add_suite(const std::string& name, std::vector<SweepLayer>& out) {
 
 }  // namespace
 
+SweepSpec layer_spec(const LayerOptions& layers) {
+  SweepSpec spec;
+  spec.layers = layers;
+  try {
+    spec.passes = parse_passes(layers.passes);
+  } catch (const convlab::Error& e) {
+    throw UsageError(e.what());
+  }
+  return spec;
+}
+
 std::vector<SweepLayer> collect_layers(const SweepSpec& spec) {
   std::vector<SweepLayer> layers;
-  for (const std::string& name : spec.suites) {
+  for (const std::string& name : spec.layers.suites) {
     if (name == "all") {
       for (const std::string& each : suite_names()) add_suite(each, layers);
     } else {
       add_suite(name, layers);
     }
   }
-  for (const std::string& path : spec.batch_files) {
+  for (const std::string& path : spec.layers.batch_files) {
     for (const auto& layer : convlab::read_shape_file(path)) layers.push_back({path, layer});
   }
-  for (const std::string& text : spec.shapes) {
+  for (const std::string& text : spec.layers.shapes) {
     layers.push_back({"", convlab::parse_descriptor(text)});
   }
-  const bool defaulted = spec.suites.empty() && spec.batch_files.empty() && spec.shapes.empty();
+  const bool defaulted =
+      spec.layers.suites.empty() && spec.layers.batch_files.empty() && spec.layers.shapes.empty();
   if (defaulted) add_suite("convnet-benchmarks", layers);
-  if (spec.match) {
+  if (spec.layers.match) {
     std::regex pattern;
     try {
-      pattern = std::regex(*spec.match, std::regex::ECMAScript);
+      pattern = std::regex(*spec.layers.match, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
       throw Error(ErrorCode::invalid_argument,
-                  "--match '" + *spec.match + "' is no regular expression: " + e.what());
+                  "--match '" + *spec.layers.match + "' is no regular expression: " + e.what());
     }
     const size_t given = layers.size();
     layers.erase(std::remove_if(layers.begin(), layers.end(),
@@ -55,11 +67,12 @@ std::vector<SweepLayer> collect_layers(const SweepSpec& spec) {
                  layers.end());
     if (layers.empty()) {
       throw Error(ErrorCode::invalid_argument,
-                  "--match '" + *spec.match + "' matches none of the " + std::to_string(given) +
+                  "--match '" + *spec.layers.match + "' matches none of the " +
+                      std::to_string(given) +
                       " layer names of the sweep (a layer given without a name has none)");
     }
   }
-  const std::optional<int64_t> mb = defaulted && !spec.mb ? kDefaultSweepMb : spec.mb;
+  const std::optional<int64_t> mb = defaulted && !spec.layers.mb ? kDefaultSweepMb : spec.layers.mb;
   if (mb) {
     for (auto& entry : layers) {
       entry.layer.problem.n = *mb;
@@ -71,7 +84,7 @@ std::vector<SweepLayer> collect_layers(const SweepSpec& spec) {
 
 std::vector<const convlab::Algorithm*> select_algorithms(const SweepSpec& spec) {
   const convlab::Registry& registry = convlab::registry();
-  if (spec.algos) return registry.match(*spec.algos);
+  if (spec.layers.algos) return registry.match(*spec.layers.algos);
   std::vector<const convlab::Algorithm*> chosen;
   for (const convlab::Algorithm* algorithm : registry.all()) {
     if (!algorithm->available()) continue;

@@ -12,6 +12,7 @@
 #include "convlab/algorithm.hpp"
 #include "convlab/descriptor.hpp"
 #include "convlab/problem.hpp"
+#include "options/cli.hpp"
 
 namespace convbench {
 
@@ -26,20 +27,18 @@ struct SweepLayer {
   convlab::Layer layer;  ///< the problem with --mb applied
 };
 
-/// What to sweep, as the command line gave it.
+/// What to sweep: the layer selection as the command line gave it (with --vary's shapes in
+/// place of the base ones), and what is derived from it.
 struct SweepSpec {
-  std::vector<std::string> shapes;       ///< --shape DESC...
-  std::vector<std::string> batch_files;  ///< --batch-file FILE...
-  std::vector<std::string> suites;       ///< --suite NAME... ("all" = every built-in suite)
-  std::optional<int64_t> mb;             ///< --mb N
-  std::optional<std::string> algos;      ///< --algos GLOBS; none = the default set
-  std::vector<convlab::Pass> passes;     ///< --passes (never empty)
-  bool check = false;                    ///< --check (the default set then includes reference)
-  /// --match REGEX (ECMAScript, searched in each layer's name): only the layers it finds.
-  std::optional<std::string> match;
+  LayerOptions layers;
+  std::vector<convlab::Pass> passes;  ///< --passes parsed (never empty)
+  bool check = false;                 ///< --check (the default set then includes reference)
   /// --max-cases: build_cases refuses a larger sweep before making its cases.
   std::optional<int64_t> max_cases;
 };
+
+/// The sweep of a layer selection (memory, predict); UsageError for bad passes.
+SweepSpec layer_spec(const LayerOptions& layers);
 
 /// One (layer, pass, algorithm) of the sweep.
 struct Case {

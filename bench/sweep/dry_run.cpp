@@ -6,23 +6,40 @@
 
 #include "convlab/memory.hpp"
 #include "options/calibration_flags.hpp"
-#include "options/research.hpp"
+#include "output/fields.hpp"
 #include "output/report.hpp"
 #include "output/row.hpp"
+#include "output/table.hpp"
 #include "sweep/runner.hpp"
 
 namespace convbench {
 
 namespace {
 
-const std::vector<std::string>& dry_run_columns() {
-  static const std::vector<std::string> columns = {
-      "index", "suite", "layer", "descriptor", "pass", "algorithm", "device", "knobs",
+const std::vector<FieldColumn>& dry_run_columns() {
+  constexpr FieldType integer = FieldType::integer, real = FieldType::real;
+  static const std::vector<FieldColumn> columns = {
+      {"index", integer},
+      {"suite"},
+      {"layer"},
+      {"descriptor"},
+      {"pass"},
+      {"algorithm"},
+      {"device"},
+      {"knobs"},
       // The memory, as `convbench memory` gives it.
-      "source", "reason", "x_bytes", "w_bytes", "y_bytes", "workspace_bytes", "total_bytes",
-      "over_budget",
+      {"source"},
+      {"reason"},
+      {"x_bytes", integer},
+      {"w_bytes", integer},
+      {"y_bytes", integer},
+      {"workspace_bytes", integer},
+      {"total_bytes", integer},
+      {"over_budget"},
       // The estimate, its range after the point as in `convbench predict`.
-      "estimated_ms", "estimated_ms_low", "estimated_ms_high"};
+      {"estimated_ms", real},
+      {"estimated_ms_low", real},
+      {"estimated_ms_high", real}};
   return columns;
 }
 
@@ -117,21 +134,8 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
     } else if (format == "json") {
       nlohmann::ordered_json doc = {{"context", context}, {"cases", nlohmann::json::array()}};
       for (const Fields& r : rows) {
-        nlohmann::ordered_json object = nlohmann::ordered_json::object();
-        for (const std::string& column : dry_run_columns()) {
-          auto it = r.find(column);
-          const bool integer = column == "index" || column.find("_bytes") != std::string::npos;
-          const bool real = column.rfind("estimated_ms", 0) == 0;
-          if (it == r.end() || (it->second.empty() && (integer || real))) {
-            object[column] = nullptr;
-          } else if (integer) {
-            object[column] = std::stoll(it->second);
-          } else if (real) {
-            object[column] = std::stod(it->second);
-          } else {
-            object[column] = it->second;
-          }
-        }
+        nlohmann::ordered_json object =
+            fields_json(r, dry_run_columns(), AbsentField::null, EmptyText::empty_string);
         doc["cases"].push_back(object);
       }
       out << doc.dump(2) << "\n";

@@ -10,18 +10,18 @@
 #include <sstream>
 #include <thread>
 
-#include "sweep/cases.hpp"
 #include "convlab/descriptor.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
+#include "options/cli.hpp"
+#include "options/knob_flags.hpp"
 #include "output/reporters.hpp"
+#include "sweep/cases.hpp"
+#include "sweep/inputs.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/suites.hpp"
-#include "sweep/inputs.hpp"
-#include "options/knob_flags.hpp"
 #include "sweep/workers.hpp"
-#include "options/cli.hpp"
 
 namespace convbench {
 namespace {
@@ -45,8 +45,9 @@ enum class Behaviour {
 };
 
 int64_t output_elements(const ConvProblem& p, Pass pass) {
-  return pass == Pass::forward ? p.y_elems() : pass == Pass::backward_data ? p.x_elems()
-                                                                           : p.w_elems();
+  return pass == Pass::forward         ? p.y_elems()
+         : pass == Pass::backward_data ? p.x_elems()
+                                       : p.w_elems();
 }
 
 class FakePlan final : public convlab::Plan {
@@ -238,9 +239,9 @@ TEST(ConvbenchRunner, CaseTooLargeForTheHostIsRefusedBeforePlanning) {
 }
 
 TEST(ConvbenchWorkers, DeviceReachesEachWorkerOnItsCommandLine) {
-  const std::vector<std::string> argv = {"convbench", "run",       "--devices", "0,1",
-                                         "--out",     "sweep.csv", "--format=json",
-                                         "--algos",   "cuda.*"};
+  const std::vector<std::string> argv = {"convbench",     "run",     "--devices",
+                                         "0,1",           "--out",   "sweep.csv",
+                                         "--format=json", "--algos", "cuda.*"};
   for (const std::string device : {"0", "1"}) {
     const std::string part = "sweep.csv.worker" + std::to_string(std::stoi(device) + 1) + ".csv";
     const std::string worker = std::to_string(std::stoi(device) + 1) + "/2";
@@ -322,9 +323,9 @@ TEST(ConvbenchCases, SeedDependsOnLayerAndPassOnly) {
 
 TEST(ConvbenchCases, LayerMajorOrderWithMbOverride) {
   SweepSpec spec;
-  spec.shapes = {"mb2ic3ih9oc4kh3n\"a\"", "mb2ic3ih9oc4kh5n\"b\""};
-  spec.mb = 3;
-  spec.algos = "reference";
+  spec.layers.shapes = {"mb2ic3ih9oc4kh3n\"a\"", "mb2ic3ih9oc4kh5n\"b\""};
+  spec.layers.mb = 3;
+  spec.layers.algos = "reference";
   spec.passes = {Pass::forward, Pass::backward_filter};
   const std::vector<Case> cases = build_cases(spec);
   ASSERT_EQ(cases.size(), 4u);
@@ -339,7 +340,7 @@ TEST(ConvbenchCases, LayerMajorOrderWithMbOverride) {
 
 TEST(ConvbenchCases, SuiteAllIsEveryBuiltInSuiteAndDefaultIsConvnetBenchmarks) {
   SweepSpec all;
-  all.suites = {"all"};
+  all.layers.suites = {"all"};
   size_t expected = 0;
   for (const std::string& name : suite_names()) expected += load_suite(name).layers.size();
   EXPECT_EQ(collect_layers(all).size(), expected);
