@@ -436,7 +436,13 @@ TEST(CudaFftEmulated, ReusedFilterSpectra) {
         cuda::run_fft_pass(p, s, {fresh.x.data(), fresh.w.data(), fresh.y.data()}, never.data(),
                            ops, true);
         const auto& out = fresh.output(pass);
-        EXPECT_TRUE(std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
+        // Where no output depends on the filter (every tap of every output falls in the
+        // padding, e.g. g4mb3ic4ih1iw21oc4oh1ow10kh1kw6sh3sw3ph1pw6 backward-data: dx is zero
+        // whatever w is), the spectra are never read into a kept output.
+        const bool reads_w =
+            std::any_of(first.begin(), first.end(), [](float v) { return v != 0.0f; });
+        EXPECT_TRUE(!reads_w ||
+                    std::any_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }))
             << p.descriptor() << " " << to_string(pass) << ": reuse did not read the workspace";
         ++checked;
       }
