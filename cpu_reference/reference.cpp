@@ -98,6 +98,20 @@ Coordinates unflatten(int64_t index, int64_t d1, int64_t d2, int64_t d3) {
   return {index / (d1 * d2 * d3), index / (d2 * d3) % d1, index / d3 % d2, index % d3};
 }
 
+// The three tensors of a problem as NCHW / KCRS views (const for inputs, mutable for outputs).
+template <typename T>
+Tensor4<T> x_view(const ConvProblem& p, T* data) {
+  return Tensor4<T>(data, p.n, p.c, p.h, p.w);
+}
+template <typename T>
+Tensor4<T> w_view(const ConvProblem& p, T* data) {
+  return Tensor4<T>(data, p.k, p.c_per_group(), p.r, p.s);
+}
+template <typename T>
+Tensor4<T> y_view(const ConvProblem& p, T* data) {
+  return Tensor4<T>(data, p.n, p.k, p.out_h(), p.out_w());
+}
+
 void check_index(int64_t index, int64_t elements, const char* tensor, const ConvProblem& p) {
   if (index < 0 || index >= elements) {
     throw Error(ErrorCode::invalid_argument,
@@ -111,9 +125,9 @@ void check_index(int64_t index, int64_t elements, const char* tensor, const Conv
 void forward(const ConvProblem& p, const float* x_data, const float* w_data, float* y_data) {
   p.validate();
   const int64_t oh_n = p.out_h(), ow_n = p.out_w();
-  Tensor4<const float> x(x_data, p.n, p.c, p.h, p.w);
-  Tensor4<const float> w(w_data, p.k, p.c_per_group(), p.r, p.s);
-  Tensor4<float> y(y_data, p.n, p.k, oh_n, ow_n);
+  const auto x = x_view(p, x_data);
+  const auto w = w_view(p, w_data);
+  auto y = y_view(p, y_data);
   for (int64_t n = 0; n < p.n; ++n)
     for (int64_t k = 0; k < p.k; ++k)
       for (int64_t oh = 0; oh < oh_n; ++oh)
@@ -125,9 +139,9 @@ void forward(const ConvProblem& p, const float* x_data, const float* w_data, flo
 void backward_data(const ConvProblem& p, const float* dy_data, const float* w_data,
                    float* dx_data) {
   p.validate();
-  Tensor4<const float> dy(dy_data, p.n, p.k, p.out_h(), p.out_w());
-  Tensor4<const float> w(w_data, p.k, p.c_per_group(), p.r, p.s);
-  Tensor4<float> dx(dx_data, p.n, p.c, p.h, p.w);
+  const auto dy = y_view(p, dy_data);
+  const auto w = w_view(p, w_data);
+  auto dx = x_view(p, dx_data);
   for (int64_t n = 0; n < p.n; ++n)
     for (int64_t c = 0; c < p.c; ++c)
       for (int64_t ih = 0; ih < p.h; ++ih)
@@ -141,9 +155,9 @@ void backward_filter(const ConvProblem& p, const float* x_data, const float* dy_
                      float* dw_data) {
   p.validate();
   const int64_t cpg = p.c_per_group();
-  Tensor4<const float> x(x_data, p.n, p.c, p.h, p.w);
-  Tensor4<const float> dy(dy_data, p.n, p.k, p.out_h(), p.out_w());
-  Tensor4<float> dw(dw_data, p.k, cpg, p.r, p.s);
+  const auto x = x_view(p, x_data);
+  const auto dy = y_view(p, dy_data);
+  auto dw = w_view(p, dw_data);
   for (int64_t k = 0; k < p.k; ++k)
     for (int64_t c = 0; c < cpg; ++c)
       for (int64_t r = 0; r < p.r; ++r)
@@ -156,10 +170,9 @@ void backward_filter(const ConvProblem& p, const float* x_data, const float* dy_
 Point forward_at(const ConvProblem& p, const float* x_data, const float* w_data, int64_t index) {
   p.validate();
   check_index(index, p.y_elems(), "y", p);
-  Tensor4<const float> x(x_data, p.n, p.c, p.h, p.w);
-  Tensor4<const float> w(w_data, p.k, p.c_per_group(), p.r, p.s);
   const Coordinates at = unflatten(index, p.k, p.out_h(), p.out_w());
-  const auto sum = forward_sum<true>(p, x, w, at.i0, at.i1, at.i2, at.i3);
+  const auto sum =
+      forward_sum<true>(p, x_view(p, x_data), w_view(p, w_data), at.i0, at.i1, at.i2, at.i3);
   return {sum.value, sum.magnitude};
 }
 
@@ -167,10 +180,9 @@ Point backward_data_at(const ConvProblem& p, const float* dy_data, const float* 
                        int64_t index) {
   p.validate();
   check_index(index, p.x_elems(), "dx", p);
-  Tensor4<const float> dy(dy_data, p.n, p.k, p.out_h(), p.out_w());
-  Tensor4<const float> w(w_data, p.k, p.c_per_group(), p.r, p.s);
   const Coordinates at = unflatten(index, p.c, p.h, p.w);
-  const auto sum = backward_data_sum<true>(p, dy, w, at.i0, at.i1, at.i2, at.i3);
+  const auto sum = backward_data_sum<true>(p, y_view(p, dy_data), w_view(p, w_data), at.i0,
+                                           at.i1, at.i2, at.i3);
   return {sum.value, sum.magnitude};
 }
 
@@ -178,10 +190,9 @@ Point backward_filter_at(const ConvProblem& p, const float* x_data, const float*
                          int64_t index) {
   p.validate();
   check_index(index, p.w_elems(), "dw", p);
-  Tensor4<const float> x(x_data, p.n, p.c, p.h, p.w);
-  Tensor4<const float> dy(dy_data, p.n, p.k, p.out_h(), p.out_w());
   const Coordinates at = unflatten(index, p.c_per_group(), p.r, p.s);
-  const auto sum = backward_filter_sum<true>(p, x, dy, at.i0, at.i1, at.i2, at.i3);
+  const auto sum = backward_filter_sum<true>(p, x_view(p, x_data), y_view(p, dy_data), at.i0,
+                                             at.i1, at.i2, at.i3);
   return {sum.value, sum.magnitude};
 }
 

@@ -130,27 +130,27 @@ CONVLAB_HD double at<4, double>(int i, int j) {
 // loads. Zero entries are still multiplied: skipping them was faster on the CPU, but without
 // -ffast-math 0 * x is kept (NaN for an infinite x), and that is what makes a non-finite input
 // spread over its whole tile, the behaviour tests/cpu/test_nonfinite.cpp checks.
+template <int Rows, int Inner, int Width, class T, class Entry>
+CONVLAB_HD void left_product(Entry entry, const T* in, int in_inner, int in_col, T* out,
+                             int out_row, int out_col) {
+  // out(i, j) = sum over k of L(i, k) in(k, j), each operand read through its strides.
+  CONVLAB_UNROLL
+  for (int i = 0; i < Rows; ++i)
+    CONVLAB_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      T s{};
+      CONVLAB_UNROLL
+      for (int k = 0; k < Inner; ++k) s += entry(i, k) * in[k * in_inner + j * in_col];
+      out[i * out_row + j * out_col] = s;
+    }
+}
+
 template <int Rows, int Cols, class T, class Entry>
 CONVLAB_HD void sandwich(const T* in, T* out, Entry entry) {
-  T half[Rows * Cols];  // L * in
-  CONVLAB_UNROLL
-  for (int i = 0; i < Rows; ++i)
-    CONVLAB_UNROLL
-    for (int j = 0; j < Cols; ++j) {
-      T s{};
-      CONVLAB_UNROLL
-      for (int k = 0; k < Cols; ++k) s += entry(i, k) * in[k * Cols + j];
-      half[i * Cols + j] = s;
-    }
-  CONVLAB_UNROLL
-  for (int i = 0; i < Rows; ++i)
-    CONVLAB_UNROLL
-    for (int j = 0; j < Rows; ++j) {
-      T s{};
-      CONVLAB_UNROLL
-      for (int k = 0; k < Cols; ++k) s += half[i * Cols + k] * entry(j, k);
-      out[i * Rows + j] = s;
-    }
+  T half[Rows * Cols];  // L in, row-major
+  left_product<Rows, Cols, Cols>(entry, in, Cols, 1, half, Cols, 1);
+  // out = half L^T = (L half^T)^T: the same product with half read and out written transposed.
+  left_product<Rows, Cols, Rows>(entry, half, 1, Cols, out, 1, Rows);
 }
 
 // Entry functors (lambdas would need nvcc's --extended-lambda in kernels).
