@@ -214,8 +214,14 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
       auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
       const int64_t points = 36, kc = 64 * 64,
                     partials = pass == Pass::backward_filter ? threads - 1 : 0;
-      // Each point's matrix is padded by one cache line (16 floats).
+      // Each point's matrix is padded by one cache line (16 floats); the GEMM library's packing
+      // buffers (Eigen's; none for OpenBLAS) come first, one set per worker.
+      const im2col::GemmScratch gemm =
+          pass == Pass::backward_filter
+              ? im2col::plan_gemm_scratch(im2col::default_gemm_backend(), 64, 64, 100, 1)
+              : im2col::plan_gemm_scratch(im2col::default_gemm_backend(), 64, 100, 64, 1);
       const std::size_t expected =
+          threads * gemm.bytes +
           4 * (points * (kc + 16) * (1 + partials) + threads * 2 * points * (64 * 100 + 16));
       EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
       EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));

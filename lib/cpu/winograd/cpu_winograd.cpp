@@ -125,8 +125,14 @@ class WinogradPlan final : public Plan {
 
  public:
   WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads, CpuIsa isa)
-      : p_(p), pass_(pass), l_(layout), threads_(threads), isa_(isa), kernels_(tile_kernels(isa)) {
-    describe_winograd_plan(l_, pass, info_);
+      : p_(p),
+        pass_(pass),
+        l_(layout),
+        gemm_(cpu_winograd_gemm_scratch(layout, pass)),
+        threads_(threads),
+        isa_(isa),
+        kernels_(tile_kernels(isa)) {
+    describe_winograd_plan(l_, pass, info_, "gemm_packing");
     info_.kernel = std::string("winograd tiles ") + to_string(isa) + " + gemm " +
                    im2col::to_string(im2col::default_gemm_backend());
     info_.details.emplace_back("isa", to_string(isa_));
@@ -151,6 +157,10 @@ class WinogradPlan final : public Plan {
     auto partial = [&](int64_t w) {
       return reinterpret_cast<float*>(base + winograd_partial_offset(l_, w));
     };
+    // Worker w's GEMM packing buffers (Eigen's; none for OpenBLAS), in the library scratch.
+    auto packing = [&](int64_t w) {
+      return reinterpret_cast<float*>(base + w * static_cast<int64_t>(gemm_.bytes));
+    };
     if (pass_ == Pass::backward_filter) {
       for (int64_t g = 0; g < p_.groups; ++g) {
         // Contiguous runs of chunks per worker, summed in worker order: the result depends
@@ -164,7 +174,7 @@ class WinogradPlan final : public Plan {
             const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
             transform_input(g, t.x, t0, count, v);
             transform_gradient(g, t.y, t0, count, prod);
-            accumulate_filter(du, v, prod, count, ci == first, 1);
+            accumulate_filter(du, v, prod, count, ci == first, packing(w));
           }
         });
         if (l_.workers > 1) {
@@ -193,7 +203,7 @@ class WinogradPlan final : public Plan {
         for (int64_t ci = w; ci < chunks; ci += l_.workers) {
           const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
           transform_input(g, src, t0, count, v);
-          multiply(u, v, prod, count, 1);
+          multiply(u, v, prod, count, packing(w));
           transform_output(g, dst, t0, count, prod);
         }
       });
@@ -264,14 +274,14 @@ class WinogradPlan final : public Plan {
     }
   }
 
-  // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count).
-  void multiply(const float* u, const float* v, float* prod, int64_t count, int threads) const {
+  // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count), on the worker's one thread.
+  void multiply(const float* u, const float* v, float* prod, int64_t count, float* packing) const {
     const int64_t cs = l_.src_channels, cd = l_.dst_channels;
-    parallel_for(kPoints, threads, [&](int64_t xi) {
+    for (int64_t xi = 0; xi < kPoints; ++xi) {
       im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs,
                     u + xi * l_.filter_point, cs, v + xi * l_.input_point, l_.chunk, 0.0f,
-                    prod + xi * l_.product_point, l_.chunk);
-    });
+                    prod + xi * l_.product_point, l_.chunk, gemm_, packing);
+    }
   }
 
   // dst tile = A^T M A, the part inside the image written.
@@ -298,15 +308,15 @@ class WinogradPlan final : public Plan {
     }
   }
 
-  // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg).
+  // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg), on the worker's thread.
   void accumulate_filter(float* du, const float* v, const float* prod, int64_t count, bool first,
-                         int threads) const {
+                         float* packing) const {
     const int64_t kg = l_.dst_channels, cg = l_.src_channels;
-    parallel_for(kPoints, threads, [&](int64_t xi) {
+    for (int64_t xi = 0; xi < kPoints; ++xi) {
       im2col::sgemm(im2col::default_gemm_backend(), false, true, kg, cg, count,
                     prod + xi * l_.product_point, l_.chunk, v + xi * l_.input_point, l_.chunk,
-                    first ? 0.0f : 1.0f, du + xi * l_.filter_point, cg);
-    });
+                    first ? 0.0f : 1.0f, du + xi * l_.filter_point, cg, gemm_, packing);
+    }
   }
 
   // dw[k, c] = G^T dU[.][k][c] G, in runs of consecutive (k, c).
@@ -321,6 +331,7 @@ class WinogradPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   WinogradLayout l_;
+  im2col::GemmScratch gemm_;  ///< one worker's GEMM packing buffers, worker w's at w * bytes
   int threads_;
   CpuIsa isa_;
   TileKernels kernels_;
@@ -381,7 +392,7 @@ class CpuWinograd final : public Algorithm {
     const Support support = supports(p, pass);
     if (!support) throw Error(ErrorCode::unsupported, support.reason);
     const CpuIsa isa = cpu_isa(knob_text(knobs, "isa"), "cpu.winograd.isa");
-    const WinogradLayout layout = winograd_layout(p, pass, cpu_winograd_options(knobs));
+    const WinogradLayout layout = cpu_winograd_layout(p, pass, knobs);
     if (layout.m == 2) {
       return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads(), isa);
     }
@@ -399,6 +410,24 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
   options.min_chunk = kWinogradCpuMinChunk;
   options.chunk_per_worker = true;
   return winograd_options(knobs, options);
+}
+
+im2col::GemmScratch cpu_winograd_gemm_scratch(const WinogradLayout& l, Pass pass) {
+  const im2col::GemmBackend backend = im2col::default_gemm_backend();
+  return pass == Pass::backward_filter
+             ? im2col::plan_gemm_scratch(backend, l.dst_channels, l.src_channels, l.chunk, 1)
+             : im2col::plan_gemm_scratch(backend, l.dst_channels, l.chunk, l.src_channels, 1);
+}
+
+WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobValues& knobs) {
+  WinogradOptions options = cpu_winograd_options(knobs);
+  // The chunk and the workers do not depend on the library scratch, so the first layout
+  // sizes it and the second places it.
+  const WinogradLayout sizing = winograd_layout(p, pass, options);
+  options.library_bytes = checked_mul(
+      sizing.workers, static_cast<int64_t>(cpu_winograd_gemm_scratch(sizing, pass).bytes),
+      "cpu.winograd GEMM packing");
+  return winograd_layout(p, pass, options);
 }
 
 ErrorBound cpu_winograd_error_bound(const ConvProblem& p, Pass pass, int m) {
