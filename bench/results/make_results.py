@@ -48,7 +48,9 @@ SWEEPS = {
     "crossover": ("forward time and memory against the kernel size, 32 -> 32 channels, 64x64",
                   ["--shape", "mb{mb}ic32ih64oc32kh3", "--vary", "kh=1:13:2", "--passes", "fwd"]),
 }
-ALGORITHMS = "cpu.im2col,cpu.fft,cpu.onednn"
+# Every CPU strategy and oneDNN's kernel of each strategy it has (and its own choice).
+ALGORITHMS = ("cpu.im2col,cpu.winograd,cpu.fft,cpu.fft_tiled,cpu.onednn.direct,"
+              "cpu.onednn.winograd,cpu.onednn")
 
 
 def shell_word(text):
@@ -117,46 +119,7 @@ def measure(args, data):
             "load_after": [round(x, 2) for x in os.getloadavg()],
         }
         print(f"make_results: {name}: {wall:.0f} s", file=sys.stderr)
-    record["onednn_implementations"] = onednn_implementations(args, env)
     (data / "machine.json").write_text(json.dumps(record, indent=1) + "\n")
-
-
-ONEDNN_PASSES = {"forward_training": "fwd", "backward_data": "bwd_data",
-                 "backward_weights": "bwd_filter"}
-
-
-def onednn_problem(descriptor):
-    """oneDNN's verbose problem string of a canonical convbench descriptor."""
-    f = plot_sweep.descriptor_fields(descriptor)
-    group = f"g{f.pop('g')}" if f.get("g", 1) > 1 else ""
-    f.pop("g", None)
-    return ("{group}mb{mb}_ic{ic}oc{oc}_ih{ih}oh{oh}kh{kh}sh{sh}dh{dh}ph{ph}"
-            "_iw{iw}ow{ow}kw{kw}sw{sw}dw{dw}pw{pw}").format(group=group, **f)
-
-
-def onednn_implementations(args, env):
-    """descriptor|pass -> the implementation oneDNN ran (ONEDNN_VERBOSE), for every case of
-    the layer sweeps: one repetition each, same shapes, machine and threads as measured."""
-    found = {}
-    for name in ("convnet", "resnet50"):
-        template = SWEEPS[name][1]
-        command = [args.convbench, "run", *[a.format(mb=args.mb) for a in template],
-                   "--algos", "cpu.onednn", "--reps", "1", "--warmup", "0", "--format", "csv"]
-        result = subprocess.run(command, env={**env, "ONEDNN_VERBOSE": "1"},
-                                capture_output=True, text=True)
-        verbose = {}
-        for line in result.stdout.splitlines():
-            parts = line.split(",")
-            if len(parts) > 6 and parts[:4] == ["onednn_verbose", "exec", "cpu", "convolution"]:
-                problem = next((p for p in parts if p.startswith(("mb", "g"))), None)
-                verbose[(problem, ONEDNN_PASSES.get(parts[5]))] = parts[4]
-        _, rows = plot_sweep.parse_rows("\n".join(
-            l for l in result.stdout.splitlines() if not l.startswith("onednn_verbose")))
-        for r in rows:
-            impl = verbose.get((onednn_problem(r["descriptor"]), r["pass"]))
-            if impl:
-                found[f"{r['descriptor']}|{r['pass']}"] = impl
-    return found
 
 
 def main():
@@ -193,7 +156,10 @@ def main():
 
     text = results_tables.document(datasets, SWEEPS, pathlib.Path(args.img),
                                    pathlib.Path(args.out).parent)
-    pathlib.Path(args.out).write_text(text)
+    out = pathlib.Path(args.out)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(text)
+    partial.replace(out)  # the page appears whole or keeps its old text
     print(f"make_results: wrote {args.out}", file=sys.stderr)
 
 

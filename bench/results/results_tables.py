@@ -14,8 +14,14 @@ from collections import OrderedDict
 
 import plot_sweep
 
-ALGORITHMS = ["cpu.im2col", "cpu.fft", "cpu.onednn"]
+ALGORITHMS = ["cpu.im2col", "cpu.winograd", "cpu.fft", "cpu.fft_tiled", "cpu.onednn.direct",
+              "cpu.onednn.winograd", "cpu.onednn"]
 BASELINE = "cpu.onednn"
+# Each strategy of convlab's own beside the vendor's kernel of the same strategy, where oneDNN
+# has one; FFT has none, so the FFT strategies stand beside oneDNN's own choice.
+COUNTERPART = OrderedDict([("cpu.im2col", "cpu.onednn.direct"),
+                           ("cpu.winograd", "cpu.onednn.winograd"),
+                           ("cpu.fft", BASELINE), ("cpu.fft_tiled", BASELINE)])
 PASSES = ["fwd", "bwd_data", "bwd_filter"]
 # AMD's family 19h (Zen 3 and Zen 4); models 10h-1Fh are Zen 4 "Genoa" (EPYC 9004).
 MICROARCHITECTURE = {(25, m): "Zen 4, EPYC 9004 \"Genoa\"" for m in range(0x10, 0x20)}
@@ -78,36 +84,55 @@ def fastest(group):
         a for _, a in timed if a != best and separated(group[a], group[best]) == 0) + ")"
 
 
+def onednn_kernel(group, impls, pass_name):
+    """The implementation oneDNN ran for cpu.onednn: its plan_kernel, else the verbose log."""
+    row = group.get(BASELINE)
+    if row and row.get("plan_kernel"):
+        return row["plan_kernel"]
+    any_row = next(iter(group.values()))
+    return impls.get(f"{any_row['descriptor']}|{pass_name}", "not recorded")
+
+
+def workspace_ratio(row, base):
+    if not (row and base) or plot_sweep.number(row["workspace_bytes"]) is None:
+        return "-"
+    w, b = plot_sweep.number(row["workspace_bytes"]), plot_sweep.number(base["workspace_bytes"])
+    return f"{w / b:.1f}×" if b else f"{w / 2**20:.0f} MiB vs 0"
+
+
 def sweep_table(rows, impls):
+    """Two tables: every algorithm's time, then each own strategy against its counterpart."""
     head = ("| layer | kernel | pass | " + " | ".join(f"{a} ms [min–max]" for a in ALGORITHMS) +
-            " | oneDNN's implementation | im2col speed vs oneDNN | fft speed vs oneDNN | fastest |"
-            " FFT / im2col workspace |")
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+            " |")
+    times = [head, "|" + "---|" * (head.count("|") - 1)]
+    head = ("| layer | pass | cpu.onednn ran | " +
+            " | ".join(f"{a} vs {b}" for a, b in COUNTERPART.items()) +
+            " | fastest | workspace vs cpu.im2col: fft, fft_tiled, winograd |")
+    ratios = [head, "|" + "---|" * (head.count("|") - 1)]
     for (layer, pass_name), group in index(rows).items():
-        any_row = next(iter(group.values()))
-        kh, kw, sh = kernel(any_row)
-        im2col, fft = group.get("cpu.im2col"), group.get("cpu.fft")
-        ws = "-"
-        if im2col and fft and plot_sweep.number(fft["workspace_bytes"]) is not None:
-            wi, wf = (plot_sweep.number(im2col["workspace_bytes"]),
-                      plot_sweep.number(fft["workspace_bytes"]))
-            ws = f"{wf / wi:.1f}×" if wi else f"{wf / 2**20:.0f} MiB vs 0"
-        impl = impls.get(f"{any_row['descriptor']}|{pass_name}", "not recorded")
-        lines.append("| " + " | ".join([
-            layer.split(":")[-1], f"{kh}×{kw}" + (f" s{sh}" if sh and sh > 1 else ""), pass_name,
-            *[ms(group.get(a)) for a in ALGORITHMS], f"`{impl}`",
-            speed_ratio(im2col, group.get(BASELINE))[0], speed_ratio(fft, group.get(BASELINE))[0],
-            fastest(group), ws]) + " |")
-    return "\n".join(lines)
+        kh, kw, sh = kernel(next(iter(group.values())))
+        name = layer.split(":")[-1]
+        times.append("| " + " | ".join([
+            name, f"{kh}×{kw}" + (f" s{sh}" if sh and sh > 1 else ""), pass_name,
+            *[ms(group.get(a)) for a in ALGORITHMS]]) + " |")
+        im2col = group.get("cpu.im2col")
+        ratios.append("| " + " | ".join([
+            name, pass_name, f"`{onednn_kernel(group, impls, pass_name)}`",
+            *[speed_ratio(group.get(a), group.get(b))[0] for a, b in COUNTERPART.items()],
+            fastest(group), ", ".join(workspace_ratio(group.get(a), im2col) for a in
+                                      ("cpu.fft", "cpu.fft_tiled", "cpu.winograd"))]) + " |")
+    return "\n".join(times) + "\n\nSpeed of each own strategy against its counterpart " \
+        "(counterpart's median / own median: above 1 the own strategy is faster):\n\n" + \
+        "\n".join(ratios)
 
 
 def ratio_range(rows, algorithm, keep):
-    """Min and max of baseline/algorithm over the (layer, pass) groups `keep` accepts."""
+    """Min and max of counterpart/algorithm over the (layer, pass) groups `keep` accepts."""
     ratios = []
     for group in index(rows).values():
         row = group.get(algorithm)
         if row and keep(row):
-            r = speed_ratio(row, group.get(BASELINE))[1]
+            r = speed_ratio(row, group.get(COUNTERPART[algorithm]))[1]
             if r is not None:
                 ratios.append(r)
     return (min(ratios), max(ratios), len(ratios)) if ratios else None
@@ -126,11 +151,12 @@ def wins(rows):
     return counts, ties, len(index(rows))
 
 
-def describe_range(found, what):
+def describe_range(found, what, algorithm):
     if not found:
         return f"{what}: no case measured"
     lo, hi, n = found
-    return f"{what}: {lo:.2f}–{hi:.2f}× of oneDNN's speed ({n} layer × pass cases)"
+    return (f"{what}: {lo:.2f}–{hi:.2f}× the speed of {COUNTERPART[algorithm]} "
+            f"({n} layer × pass cases)")
 
 
 def findings(name, rows, machine_line):
@@ -139,14 +165,16 @@ def findings(name, rows, machine_line):
     out.append("- fastest with a range clear of the others: " + ", ".join(
         f"{a} {n}" for a, n in counts.items()) + f"; {ties} with the fastest within noise of "
         "another")
-    big = ratio_range(rows, "cpu.fft", lambda r: (kernel(r)[0] or 0) >= 5)
-    small = ratio_range(rows, "cpu.fft", lambda r: (kernel(r)[0] or 0) == 3)
-    one = ratio_range(rows, "cpu.fft", lambda r: (kernel(r)[0] or 0) == 1)
-    out.append("- " + describe_range(big, "cpu.fft on kernels 5×5 and larger"))
-    out.append("- " + describe_range(small, "cpu.fft on 3×3 kernels"))
-    out.append("- " + describe_range(one, "cpu.fft on 1×1 kernels"))
+    for algorithm in ("cpu.fft", "cpu.fft_tiled"):
+        for what, keep in ((f"{algorithm} on kernels 5×5 and larger", lambda k: k >= 5),
+                           (f"{algorithm} on 3×3 kernels", lambda k: k == 3),
+                           (f"{algorithm} on 1×1 kernels", lambda k: k == 1)):
+            found = ratio_range(rows, algorithm, lambda r, keep=keep: keep(kernel(r)[0] or 0))
+            out.append("- " + describe_range(found, what, algorithm))
+    out.append("- " + describe_range(ratio_range(rows, "cpu.winograd", lambda r: True),
+                                     "cpu.winograd where it runs (3×3, stride 1)", "cpu.winograd"))
     out.append("- " + describe_range(ratio_range(rows, "cpu.im2col", lambda r: True),
-                                     "cpu.im2col on every layer"))
+                                     "cpu.im2col on every layer", "cpu.im2col"))
     return "\n".join(out)
 
 
@@ -304,8 +332,11 @@ the page from the stored CSVs without measuring):
 
 Each case: one untimed warm-up, then {reps} timed repetitions (`--reps {reps} --max-time 0`,
 so every case has all {reps}); a time is the median, `[min–max]` the fastest and slowest
-repetition. Ratios compare two algorithms of the same layer and pass **in the same run**
-(oneDNN's median / the algorithm's median: above 1 the algorithm is faster). A ratio marked
+repetition. Ratios compare two algorithms of the same layer and pass **in the same run**:
+each strategy of convlab's own against oneDNN's kernel of the same strategy (cpu.im2col
+against `cpu.onednn.direct`, cpu.winograd against `cpu.onednn.winograd`) and the FFT
+strategies, which oneDNN lacks, against oneDNN's own choice (`cpu.onednn`); the counterpart's
+median / the algorithm's median, so above 1 the algorithm is faster. A ratio marked
 `≈` has overlapping ranges: the difference is within the noise of the two rows, as
 `convbench compare` would report it, and no claim is made from it. "Fastest" names the
 fastest median, followed by `(≈ …)` for the algorithms whose range overlaps it.
@@ -320,9 +351,9 @@ steadier comparison of the kernels themselves. {thread_scaling(datasets)} Above 
 second thread made the case slower here; these tables cannot tell how much of that is
 preemption and how much the kernels' own scaling.
 
-`cpu.onednn` is oneDNN's own choice (`convolution_auto`); the implementation it picked for
-each case is in the tables, read from `ONEDNN_VERBOSE=1` in a separate one-repetition run of
-the same shapes on the same machine and threads.
+`cpu.onednn` is oneDNN's own choice (`convolution_auto`); the implementation it ran for
+each case is the `cpu.onednn ran` column, read from the row's plan info (`plan_kernel`, what
+oneDNN reports for the primitive it made).
 """]
     for name in ("convnet", "resnet50"):
         parts.append(f"## {specs[name][0]}\n")
@@ -384,10 +415,11 @@ the two ranges allow):
 
 - Any GPU: none was available; `scripts/gpu_check` is the way to measure one.
 - Any other CPU: ratios between strategies depend on the ISA, the cache sizes and which
-  implementation oneDNN picks there; see the implementation column for this machine's.
+  implementation oneDNN picks there; see the `cpu.onednn ran` column for this machine's.
 - Batch sizes other than {first_meta.get('mb', '?')}, thread counts other than {labels},
   pinned threads, and an idle machine: the load average stretched every time; ratios from
   the same run are the steadier figure.
-- Tiled FFT and Winograd strategies of convlab's own: not in this build.
+- oneDNN's Winograd where oneDNN has none for the problem (its rows say `unsupported`, with
+  oneDNN's reason in the CSV), and convlab's Winograd off 3×3 stride-1 layers (refused).
 """)
     return "\n".join(parts)
