@@ -109,7 +109,7 @@ int run_merge(const MergeOptions& o, const std::string& command_line) {
       const Row r = row_from_file(files[f], i);
       if (r.algorithm == "select") continue;
       ++cases;
-      const std::string group = r.suite + "|" + r.layer + "|" + r.descriptor + "|" + r.pass;
+      const std::string group = group_key(r.suite, r.layer, r.descriptor, r.pass);
       groups[group].insert(r.algorithm);
       group_file.emplace(group, files[f].path);
     }

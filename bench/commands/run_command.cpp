@@ -219,7 +219,7 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
     for (size_t i = 0; i < previous->rows.size(); ++i) done.insert(previous->key(i));
     std::vector<Case> left;
     for (const Case& c : cases) {
-      if (!done.count(case_identity(c))) left.push_back(c);
+      if (!done.count(c.identity)) left.push_back(c);
     }
     std::cerr << "convbench: --resume: " << cases.size() - left.size() << " of " << cases.size()
               << " cases already in " << resumed << "\n";

@@ -28,9 +28,8 @@ std::string SweepFile::key(std::size_t row) const {
     const int c = column(name);
     return c < 0 ? std::string() : rows[row][c];
   };
-  // Suite and layer are part of the identity so a layer listed twice is two cases.
-  return field("suite") + "|" + field("layer") + "|" +
-         case_key(field("descriptor"), field("pass"), field("algorithm"), field("device"));
+  return case_key(field("suite"), field("layer"), field("descriptor"), field("pass"),
+                  field("algorithm"), field("device"));
 }
 
 namespace {

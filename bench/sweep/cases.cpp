@@ -7,6 +7,7 @@
 #include "convlab/registry.hpp"
 #include "convlab/text_input.hpp"
 #include "sweep/suites.hpp"
+#include "sweep/sweep_identity.hpp"
 
 namespace convbench {
 
@@ -140,6 +141,9 @@ std::vector<Case> build_cases(const SweepSpec& spec) {
         c.layer = layers[l].layer;
         c.pass = pass;
         c.algorithm = algorithm;
+        c.identity = case_key(c.suite, c.layer.name, c.layer.problem.descriptor(),
+                              convlab::to_string(pass), algorithm->name(),
+                              convlab::to_string(algorithm->device()));
         cases.push_back(std::move(c));
       }
     }

@@ -51,6 +51,10 @@ struct Case {
   /// The knobs given for this case's algorithm (--knob, and the device of --devices); the
   /// algorithm resolves the rest. Validated before the sweep starts.
   convlab::KnobValues knobs;
+  /// suite|layer|descriptor|pass|algorithm|device, made once with the case: the key of its
+  /// row in an output file (SweepFile::key), by which --resume, the sweep digest and
+  /// row_outside_sweep know it.
+  std::string identity;
 };
 
 /// The layers of the sweep in command-line order: suites, then batch files, then shapes; the

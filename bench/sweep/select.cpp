@@ -7,26 +7,27 @@
 #include "convlab/error.hpp"
 #include "convlab/memory.hpp"
 #include "convlab/registry.hpp"
+#include "sweep/sweep_identity.hpp"
 
 namespace convbench {
 
 SelectTracker::SelectTracker(const std::vector<Case>& cases, std::optional<Budget> budget)
     : budget_(std::move(budget)) {
   for (const Case& c : cases) {
-    Group& g = groups_[c.suite + "|" + c.layer.name + "|" + c.layer.problem.descriptor() + "|" +
-                       convlab::to_string(c.pass)];
+    Group& g = groups_[group_key(c.suite, c.layer.name, c.layer.problem.descriptor(),
+                                 convlab::to_string(c.pass))];
     if (!g.first) g.first = &c;
     g.expected.insert(c.algorithm->name());
   }
 }
 
 void SelectTracker::already_written(const Row& r) {
-  auto it = groups_.find(r.suite + "|" + r.layer + "|" + r.descriptor + "|" + r.pass);
+  auto it = groups_.find(group_key(r.suite, r.layer, r.descriptor, r.pass));
   if (it != groups_.end()) it->second.written = true;
 }
 
 std::optional<Row> SelectTracker::add(const Row& row) {
-  auto it = groups_.find(row.suite + "|" + row.layer + "|" + row.descriptor + "|" + row.pass);
+  auto it = groups_.find(group_key(row.suite, row.layer, row.descriptor, row.pass));
   if (it == groups_.end() || row.algorithm == "select") return std::nullopt;
   Group& g = it->second;
   g.rows.push_back(row);

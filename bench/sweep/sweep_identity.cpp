@@ -6,13 +6,18 @@
 #include <set>
 
 #include "output/row.hpp"
-#include "sweep/runner.hpp"
 
 namespace convbench {
 
-std::string case_key(const std::string& descriptor, const std::string& pass,
+std::string group_key(const std::string& suite, const std::string& layer,
+                      const std::string& descriptor, const std::string& pass) {
+  return suite + "|" + layer + "|" + descriptor + "|" + pass;
+}
+
+std::string case_key(const std::string& suite, const std::string& layer,
+                     const std::string& descriptor, const std::string& pass,
                      const std::string& algorithm, const std::string& device) {
-  return descriptor + "|" + pass + "|" + algorithm + "|" + device;
+  return group_key(suite, layer, descriptor, pass) + "|" + algorithm + "|" + device;
 }
 
 namespace {
@@ -20,7 +25,7 @@ namespace {
 uint64_t digest_of(const std::vector<Case>& cases) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: stable across builds and platforms
   for (const Case& c : cases) {
-    std::string key = case_identity(c);
+    std::string key = c.identity;
     for (const auto& [name, value] : c.knobs) key += "|" + name + "=" + value;
     key += "\n";
     for (unsigned char ch : key) h = (h ^ ch) * 0x100000001b3ULL;
@@ -87,14 +92,9 @@ std::string settings_difference(const SweepFile& a, const SweepFile& b, bool cas
   return {};
 }
 
-std::string case_identity(const Case& c) {
-  const Row r = make_row(c);
-  return r.suite + "|" + r.layer + "|" + case_key(r.descriptor, r.pass, r.algorithm, r.device);
-}
-
 std::string row_outside_sweep(const SweepFile& file, const std::vector<Case>& sweep) {
   std::set<std::string> keys;
-  for (const Case& c : sweep) keys.insert(case_identity(c));
+  for (const Case& c : sweep) keys.insert(c.identity);
   const int algorithm = file.column("algorithm");
   for (std::size_t i = 0; i < file.rows.size(); ++i) {
     if (algorithm >= 0 && file.rows[i][algorithm] == "select") continue;

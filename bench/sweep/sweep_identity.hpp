@@ -16,8 +16,15 @@
 
 namespace convbench {
 
-/// The identity of a row for --resume and merge: descriptor, pass, algorithm and device.
-std::string case_key(const std::string& descriptor, const std::string& pass,
+/// suite|layer|descriptor|pass: the rows of one layer and pass, whatever the algorithm.
+/// Suite and layer are part of it so that a layer listed twice is two groups.
+std::string group_key(const std::string& suite, const std::string& layer,
+                      const std::string& descriptor, const std::string& pass);
+
+/// group_key|algorithm|device: one case, and the key of its row in an output file, by which
+/// --resume, merge and the sweep digest know it.
+std::string case_key(const std::string& suite, const std::string& layer,
+                     const std::string& descriptor, const std::string& pass,
                      const std::string& algorithm, const std::string& device);
 
 /// Metadata keys that legitimately differ between runs of one sweep (when, where, how it
@@ -29,10 +36,6 @@ bool per_run_key(const std::string& key);
 /// message names the setting that changed the cases when there is one.
 /// `case_list` false leaves the case list out (merge of whole sweeps of different layers).
 std::string settings_difference(const SweepFile& a, const SweepFile& b, bool case_list = true);
-
-/// The identity of a case as its row and case_key give it: suite|layer|descriptor|pass|
-/// algorithm|device.
-std::string case_identity(const Case& c);
 
 /// The key of the first row of `file` (select rows aside) that is no case of `sweep`, or "".
 std::string row_outside_sweep(const SweepFile& file, const std::vector<Case>& sweep);

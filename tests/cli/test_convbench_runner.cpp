@@ -17,6 +17,8 @@
 #include "options/cli.hpp"
 #include "options/knob_flags.hpp"
 #include "output/reporters.hpp"
+#include "output/results_file.hpp"
+#include "output/row.hpp"
 #include "sweep/cases.hpp"
 #include "sweep/inputs.hpp"
 #include "sweep/runner.hpp"
@@ -336,6 +338,35 @@ TEST(ConvbenchCases, LayerMajorOrderWithMbOverride) {
   EXPECT_EQ(cases[3].index, 3u);
   EXPECT_EQ(cases[3].layer_index, 1u);
   for (const Case& c : cases) EXPECT_EQ(c.layer.problem.n, 3);
+}
+
+// A case's identity, made once with the case, is the key its row has when read back from an
+// output file: --resume and the sweep digest match cases to rows by it.
+TEST(ConvbenchCases, IdentityIsTheKeyOfItsRowInAnOutputFile) {
+  SweepSpec spec;
+  spec.layers.shapes = {"mb2ic3ih9oc4kh3n\"a\"", "mb2ic3ih9oc4kh3n\"a\"", "mb2ic3ih9oc4kh5"};
+  spec.layers.algos = "reference";
+  spec.passes = {Pass::forward, Pass::backward_data};
+  const std::vector<Case> cases = build_cases(spec);
+  ASSERT_EQ(cases.size(), 6u);
+  SweepFile file;
+  for (const Column& c : row_columns()) file.header.push_back(c.name);
+  for (const Case& c : cases) {
+    const Row row = make_row(c);
+    std::vector<std::string> cells;
+    for (const Column& column : row_columns()) {
+      const Cell cell = column.get(row);
+      cells.push_back(std::holds_alternative<std::string>(cell) ? std::get<std::string>(cell)
+                                                                : std::string());
+    }
+    file.rows.push_back(cells);
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(cases[i].identity, file.key(i));
+  EXPECT_EQ(cases[0].identity,
+            "|a|g1mb2ic3ih9iw9oc4oh7ow7kh3kw3sh1sw1ph0pw0dh0dw0|fwd|reference|cpu");
+  // The same layer listed twice is two cases of one identity; another layer, another.
+  EXPECT_EQ(cases[0].identity, cases[2].identity);
+  EXPECT_NE(cases[0].identity, cases[4].identity);
 }
 
 TEST(ConvbenchCases, SuiteAllIsEveryBuiltInSuiteAndDefaultIsConvnetBenchmarks) {
