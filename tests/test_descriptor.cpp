@@ -37,6 +37,34 @@ TEST(Descriptor, ParsesTheCanonicalForm) {
   EXPECT_EQ(l.repeat, 3);
 }
 
+// What --vary builds its shapes with: the descriptor's own tokenizer finds each entry.
+TEST(Descriptor, EditSetsKeysInPlaceAddsMissingOnesAndRenames) {
+  EXPECT_EQ(edit_descriptor("mb2_ic3ih9oc4kh3n\"a*2\"", {{"kh", 5}, {"ih", 16}}, "a kh=5"),
+            "mb2_ic3ih16oc4kh5n\"a kh=5\"");
+  EXPECT_EQ(edit_descriptor("mb2ic3ih9oc4kh3", {{"sh", 2}, {"g", 1}}, ""),
+            "mb2ic3ih9oc4kh3g1sh2");
+  // A key set twice takes its last value; the result parses to what was asked.
+  const std::string text = edit_descriptor("ic3ih9oc4kh3", {{"oc", 8}, {"oc", 16}}, "x");
+  EXPECT_EQ(text, "ic3ih9oc16kh3n\"x\"");
+  EXPECT_EQ(parse_descriptor(text).problem.k, 16);
+  EXPECT_EQ(parse_descriptor(text).name, "x");
+}
+
+TEST(Descriptor, EditRefusesUnknownKeysAndMalformedText) {
+  auto edit_error = [](const std::string& text, const std::string& key) -> std::string {
+    try {
+      edit_descriptor(text, {{key, 1}}, "");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(edit_error("ic3ih9oc4kh3", "zz").find("unknown descriptor key 'zz'"),
+            std::string::npos);
+  EXPECT_NE(edit_error("ic3ihX", "kh").find("bad descriptor 'ic3ihX'"), std::string::npos);
+}
+
 TEST(Descriptor, PromotesMissingValuesAsBenchdnn) {
   const Layer l = parse_descriptor("ic3ih227oc96oh55kh11sh4ph0");
   const ConvProblem& p = l.problem;

@@ -2,7 +2,6 @@
 #include "sweep/vary.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <sstream>
 
 #include "convlab/descriptor.hpp"
@@ -12,17 +11,17 @@
 namespace convbench {
 
 VaryAxis parse_vary(const std::string& text) {
-  static const char* const kFields[] = {"mb", "g",  "ic", "ih", "iw", "oc", "oh", "ow",
-                                        "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw"};
   const std::string where = "--vary '" + text + "'";
   const size_t eq = text.find('=');
   if (eq == std::string::npos) throw UsageError(where + ": expected FIELD=START:STOP[:STEP]");
   VaryAxis axis;
   axis.text = text;
   axis.field = text.substr(0, eq);
-  if (std::find(std::begin(kFields), std::end(kFields), axis.field) == std::end(kFields)) {
-    throw UsageError(where + ": unknown field '" + axis.field +
-                     "'; known: mb g ic ih iw oc oh ow kh kw sh sw ph pw dh dw");
+  const std::vector<std::string>& keys = convlab::descriptor_keys();
+  if (std::find(keys.begin(), keys.end(), axis.field) == keys.end()) {
+    std::string known;
+    for (const std::string& k : keys) known += (known.empty() ? "" : " ") + k;
+    throw UsageError(where + ": unknown field '" + axis.field + "'; known: " + known);
   }
   std::vector<std::string> parts;
   std::stringstream range(text.substr(eq + 1));
@@ -51,38 +50,6 @@ VaryAxis parse_vary(const std::string& text) {
   return axis;
 }
 
-namespace {
-
-// A descriptor as its (key, digits) entries and its name, in order, for substitution.
-struct DescriptorParts {
-  std::vector<std::pair<std::string, std::string>> entries;
-  std::string name;
-};
-
-DescriptorParts split_descriptor(const std::string& text) {
-  DescriptorParts d;
-  size_t i = 0;
-  while (i < text.size()) {
-    if (text[i] == '_') {
-      ++i;
-    } else if (text[i] == 'n' && i + 1 < text.size() && text[i + 1] == '"') {
-      const size_t close = text.find('"', i + 2);
-      d.name = text.substr(i + 2, close == std::string::npos ? std::string::npos : close - i - 2);
-      i = close == std::string::npos ? text.size() : close + 1;
-    } else {
-      size_t k = i;
-      while (k < text.size() && std::islower(static_cast<unsigned char>(text[k]))) ++k;
-      size_t v = k;
-      while (v < text.size() && std::isdigit(static_cast<unsigned char>(text[v]))) ++v;
-      d.entries.emplace_back(text.substr(i, k - i), text.substr(k, v - k));
-      i = std::max(v, i + 1);
-    }
-  }
-  return d;
-}
-
-}  // namespace
-
 void check_vary_size(std::size_t bases, const std::vector<VaryAxis>& axes, int64_t max_cases) {
   // Multiplied with a stop past the cap, so that no product overflows.
   uint64_t combinations = bases;
@@ -105,26 +72,17 @@ std::vector<std::string> expand_vary(const std::vector<std::string>& bases,
   std::vector<std::string> out;
   for (const std::string& base : bases) {
     const convlab::Layer parsed = convlab::parse_descriptor(base);  // a bad base is bad input
-    const DescriptorParts parts = split_descriptor(base);
     std::vector<size_t> at(axes.size(), 0);
     while (true) {
-      DescriptorParts d = parts;
+      std::vector<std::pair<std::string, int64_t>> values;
       std::string label;
       for (size_t a = 0; a < axes.size(); ++a) {
-        const std::string value = std::to_string(axes[a].values[at[a]]);
-        auto it = std::find_if(d.entries.begin(), d.entries.end(),
-                               [&](const auto& e) { return e.first == axes[a].field; });
-        if (it != d.entries.end()) {
-          it->second = value;
-        } else {
-          d.entries.emplace_back(axes[a].field, value);
-        }
-        label += (label.empty() ? "" : " ") + axes[a].field + "=" + value;
+        values.emplace_back(axes[a].field, axes[a].values[at[a]]);
+        label += (label.empty() ? "" : " ") + axes[a].field + "=" +
+                 std::to_string(axes[a].values[at[a]]);
       }
-      std::string text;
-      for (const auto& [key, value] : d.entries) text += key + value;
-      const std::string name = parsed.name.empty() ? label : parsed.name + " " + label;
-      text += "n\"" + name + "\"";
+      const std::string text = convlab::edit_descriptor(
+          base, values, parsed.name.empty() ? label : parsed.name + " " + label);
       try {
         (void)convlab::parse_descriptor(text);
         out.push_back(text);

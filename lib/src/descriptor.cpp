@@ -1,5 +1,6 @@
 #include "convlab/descriptor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <optional>
@@ -31,6 +32,20 @@ class Parser {
   explicit Parser(std::string_view text) : text_(text) {}
 
   Layer parse() {
+    scan();
+    return build();
+  }
+
+  // Where each given key's entry (key and number) and the name (n"...") stand in the text.
+  struct Span {
+    size_t begin = 0, end = 0;
+  };
+  const std::array<Span, kCount>& entries() const { return spans_; }
+  bool given(int key) const { return given_[key]; }
+  std::optional<Span> name_span() const { return name_span_; }
+
+  // Reads every entry and the name without building the problem.
+  void scan() {
     if (text_.empty()) parse_error(text_, 0, "expected a descriptor, got an empty string");
     size_t pos = 0;
     while (pos < text_.size()) {
@@ -47,7 +62,9 @@ class Parser {
       std::string_view key = read_key(pos);
       pos += key.size();
       if (key == "n") {
-        pos = parse_name(pos);
+        const size_t end = parse_name(pos);
+        name_span_ = Span{key_start, end};
+        pos = end;
         continue;
       }
       const int index = key_index(key, key_start);
@@ -56,8 +73,8 @@ class Parser {
       }
       pos = parse_number(pos, key, &values_[index]);
       given_[index] = true;
+      spans_[index] = Span{key_start, pos};
     }
-    return build();
   }
 
  private:
@@ -299,6 +316,8 @@ class Parser {
   std::array<int64_t, kCount> values_{};
   std::array<bool, kCount> given_{};
   bool has_name_ = false;
+  std::array<Span, kCount> spans_{};
+  std::optional<Span> name_span_;
   Layer layer_;
 };
 
@@ -312,6 +331,51 @@ std::string trim(std::string_view s) {
 }  // namespace
 
 Layer parse_descriptor(std::string_view text) { return Parser(text).parse(); }
+
+const std::vector<std::string>& descriptor_keys() {
+  static const std::vector<std::string> keys(kKeyNames.begin(), kKeyNames.end());
+  return keys;
+}
+
+std::string edit_descriptor(std::string_view text,
+                            const std::vector<std::pair<std::string, int64_t>>& values,
+                            std::string_view name) {
+  Parser parser(text);
+  parser.scan();
+  std::array<std::optional<int64_t>, kCount> wanted;
+  for (const auto& [key, value] : values) {
+    const auto* at = std::find(kKeyNames.begin(), kKeyNames.end(), key);
+    if (at == kKeyNames.end()) {
+      throw Error(ErrorCode::invalid_argument,
+                  "unknown descriptor key '" + excerpt(key, 20) +
+                      "'; known: g mb ic ih iw oc oh ow kh kw sh sw ph pw dh dw");
+    }
+    wanted[at - kKeyNames.begin()] = value;  // a key set twice: the last value holds
+  }
+  const auto name_span = parser.name_span();
+  std::string out(text.substr(0, name_span ? name_span->begin : text.size()));
+  std::string appended;
+  // From the last entry to the first, so that the offsets of the earlier ones stay valid.
+  std::array<int, kCount> order;
+  for (int i = 0; i < kCount; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return parser.entries()[a].begin > parser.entries()[b].begin;
+  });
+  for (int i : order) {
+    if (!wanted[i]) continue;
+    const std::string entry = kKeyNames[i] + std::to_string(*wanted[i]);
+    if (parser.given(i)) {
+      const auto& span = parser.entries()[i];
+      out.replace(span.begin, span.end - span.begin, entry);
+    }
+  }
+  for (int i = 0; i < kCount; ++i) {
+    if (wanted[i] && !parser.given(i)) appended += kKeyNames[i] + std::to_string(*wanted[i]);
+  }
+  out += appended;
+  if (!name.empty()) out += "n\"" + std::string(name) + "\"";
+  return out;
+}
 
 // benchdnn's dilation, d - 1, written exactly even for the d = INT64_MIN of an invalid
 // problem (every error message formats its problem; found by fuzz/).

@@ -48,6 +48,19 @@ std::string format_descriptor(const ConvProblem& problem, std::string_view name 
                               int64_t repeat = 1);
 std::string format_descriptor(const Layer& layer);
 
+/// The keys of a 2-D descriptor in canonical order: g mb ic ih iw oc oh ow kh kw sh sw ph pw
+/// dh dw.
+const std::vector<std::string>& descriptor_keys();
+
+/// `text` with the given keys set, read by parse_descriptor's own tokenizer: a key given in
+/// `text` keeps its place with the new value, a key not given is added after the others, and
+/// the name becomes `name` (none when empty; a `*K` repeat goes with the old name). The result
+/// is not validated: parse it. Throws Error{invalid_argument} for a malformed `text` (as
+/// parse_descriptor does) or a key that is no descriptor key.
+std::string edit_descriptor(std::string_view text,
+                            const std::vector<std::pair<std::string, int64_t>>& values,
+                            std::string_view name);
+
 /// Parses the text of a benchdnn shape file: one descriptor per line, `#` starts a comment,
 /// blank lines are skipped. Errors name `source` and the line number.
 std::vector<Layer> parse_shape_text(std::string_view text, std::string_view source);
