@@ -41,8 +41,7 @@ TEST(Descriptor, ParsesTheCanonicalForm) {
 TEST(Descriptor, EditSetsKeysInPlaceAddsMissingOnesAndRenames) {
   EXPECT_EQ(edit_descriptor("mb2_ic3ih9oc4kh3n\"a*2\"", {{"kh", 5}, {"ih", 16}}, "a kh=5"),
             "mb2_ic3ih16oc4kh5n\"a kh=5\"");
-  EXPECT_EQ(edit_descriptor("mb2ic3ih9oc4kh3", {{"sh", 2}, {"g", 1}}, ""),
-            "mb2ic3ih9oc4kh3g1sh2");
+  EXPECT_EQ(edit_descriptor("mb2ic3ih9oc4kh3", {{"sh", 2}, {"g", 1}}, ""), "mb2ic3ih9oc4kh3g1sh2");
   // A key set twice takes its last value; the result parses to what was asked.
   const std::string text = edit_descriptor("ic3ih9oc4kh3", {{"oc", 8}, {"oc", 16}}, "x");
   EXPECT_EQ(text, "ic3ih9oc16kh3n\"x\"");

@@ -141,9 +141,9 @@ std::vector<Case> build_cases(const SweepSpec& spec) {
         c.layer = layers[l].layer;
         c.pass = pass;
         c.algorithm = algorithm;
-        c.identity = case_key(c.suite, c.layer.name, c.layer.problem.descriptor(),
-                              convlab::to_string(pass), algorithm->name(),
-                              convlab::to_string(algorithm->device()));
+        c.identity =
+            case_key(c.suite, c.layer.name, c.layer.problem.descriptor(), convlab::to_string(pass),
+                     algorithm->name(), convlab::to_string(algorithm->device()));
         cases.push_back(std::move(c));
       }
     }

@@ -358,9 +358,8 @@ std::string edit_descriptor(std::string_view text,
   // From the last entry to the first, so that the offsets of the earlier ones stay valid.
   std::array<int, kCount> order;
   for (int i = 0; i < kCount; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return parser.entries()[a].begin > parser.entries()[b].begin;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return parser.entries()[a].begin > parser.entries()[b].begin; });
   for (int i : order) {
     if (!wanted[i]) continue;
     const std::string entry = kKeyNames[i] + std::to_string(*wanted[i]);
