@@ -19,6 +19,7 @@
 #include "convlab/error.hpp"
 #include "convlab/text_input.hpp"
 #include "output/output_file.hpp"
+#include "output/progress.hpp"
 #include "sweep/signals.hpp"
 
 namespace convbench {
@@ -175,11 +176,10 @@ int run_with_workers(const RunOptions& o) {
             << ".worker*.csv\n";
   // Wait; on a terminal, count the rows the workers have written as the progress line.
   install_interrupt_handlers();
-  const bool tty = ::isatty(STDERR_FILENO);
+  ProgressLine progress(::isatty(STDERR_FILENO));
   std::vector<int> status(n, -1);
   size_t running = n;
   bool forwarded = false;
-  const auto start = std::chrono::steady_clock::now();
   while (running > 0) {
     if (interrupted() && !forwarded) {
       // A signal to this process alone (not the terminal's whole group) reaches the workers
@@ -199,17 +199,15 @@ int run_with_workers(const RunOptions& o) {
       }
     }
     if (running == 0) break;
-    if (tty) {
+    if (progress.shown()) {  // reading the workers' files only for a line someone sees
       size_t rows = 0;
       for (const std::string& p : parts) rows += count_rows(partial_path(p));
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "\r%zu rows from %zu workers (%zu running), %.0f s\033[K", rows, n,
-                   running, s);
+      progress.show(std::to_string(rows) + " rows from " + std::to_string(n) + " workers (" +
+                    std::to_string(running) + " running)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  progress.clear();
   int worst = 0;
   for (size_t d = 0; d < n; ++d) {
     if (status[d] == 2) return 2;  // bad input: the worker said what
