@@ -16,6 +16,16 @@ int64_t parse_count(const std::string& text, const std::string& what) {
 
 namespace {
 
+// A number flag checked against [low, high] (its help text says the range), default shown.
+template <class T, class Bound>
+CLI::Option* add_bounded(CLI::App* app, const std::string& flag, T& value, const std::string& help,
+                         const std::string& type, Bound low, Bound high) {
+  return app->add_option(flag, value, help)
+      ->type_name(type)
+      ->check(CLI::Range(low, high).description(""))
+      ->capture_default_str();
+}
+
 // The layer selection of run, memory and predict; `shape_help` and `algos_help` say what
 // differs (run's examples, each command's default algorithms).
 void add_layer_options(CLI::App* app, LayerOptions& o, const std::string& shape_help,
@@ -101,14 +111,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   add_layer_options(run, o, "A benchdnn descriptor, e.g. mb32ic64ih56oc64kh3ph1, once per --shape",
                     "Comma-separated algorithm names or globs, e.g. 'cpu.*,reference' "
                     "(default: every available algorithm; reference only with --check)");
-  run->add_option("--reps", o.reps, "Timed repetitions per case, 1 to 10^6 (median, min, max)")
-      ->type_name("N")
-      ->check(CLI::Range(1, 1000000).description(""))
-      ->capture_default_str();
-  run->add_option("--warmup", o.warmup, "Untimed runs before the timed ones, 0 to 10^6")
-      ->type_name("N")
-      ->check(CLI::Range(0, 1000000).description(""))
-      ->capture_default_str();
+  add_bounded(run, "--reps", o.reps, "Timed repetitions per case, 1 to 10^6 (median, min, max)",
+              "N", 1, 1000000);
+  add_bounded(run, "--warmup", o.warmup, "Untimed runs before the timed ones, 0 to 10^6", "N", 0,
+              1000000);
   run->add_option("--max-time", o.max_time,
                   "Stop repeating a case once its timed runs add up to this many seconds "
                   "(after at least one), 0 to 1e9; 0 = always --reps")
@@ -195,12 +201,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                              "each --shape, e.g. kh=3:15:2 or ih=16:256:*2"),
              "FIELD=START:STOP[:STEP]")
       ->allow_extra_args(false);
-  run->add_option("--max-cases", o.max_cases,
-                  "Refuse a sweep of more cases than this (layers x passes x algorithms, "
-                  "--vary combinations included) before anything runs; 1 to 2^40")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40).description(""))
-      ->capture_default_str();
+  add_bounded(run, "--max-cases", o.max_cases,
+              "Refuse a sweep of more cases than this (layers x passes x algorithms, "
+              "--vary combinations included) before anything runs; 1 to 2^40",
+              "N", int64_t{1}, int64_t{1} << 40);
   run->add_option("--devices", o.devices,
                   "Run the cases on these GPUs at once, one worker process per device, e.g. 0,1")
       ->type_name("LIST");
@@ -228,22 +232,16 @@ CLI::App* add_memory_command(CLI::App& app, MemoryOptions& o) {
       ->type_name("BYTES");
   memory->add_flag("--inference", o.inference,
                    "Network memory for inference (forward only) instead of training");
-  memory
-      ->add_option("--optimizer-states", o.optimizer_states,
-                   "Optimizer buffers per weight, 0 to 16: 0 SGD, 1 momentum, 2 Adam")
-      ->type_name("N")
-      ->check(CLI::Range(0, 16).description(""))
-      ->capture_default_str();
+  add_bounded(memory, "--optimizer-states", o.optimizer_states,
+              "Optimizer buffers per weight, 0 to 16: 0 SGD, 1 momentum, 2 Adam", "N", 0, 16);
   memory
       ->add_option("--fallback", o.fallback,
                    "In the network totals, use this algorithm for the cases a strategy does "
                    "not support (default: none; the network is then incomplete)")
       ->type_name("NAME");
-  memory
-      ->add_option("--max-batch", o.max_batch, "Largest batch the per-card search tries, 1 to 2^30")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30).description(""))
-      ->capture_default_str();
+  add_bounded(memory, "--max-batch", o.max_batch,
+              "Largest batch the per-card search tries, 1 to 2^30", "N", int64_t{1},
+              int64_t{1} << 30);
   return memory;
 }
 
@@ -291,12 +289,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       ->type_name("A.csv")
       ->required();
   compare->add_option("B", o.b, "The sweep CSV compared with it")->type_name("B.csv")->required();
-  compare
-      ->add_option("--alpha", o.alpha,
-                   "Largest chance of a verdict without a real difference, 1e-12 to 1")
-      ->type_name("P")
-      ->check(CLI::Range(1e-12, 1.0).description(""))
-      ->capture_default_str();
+  add_bounded(compare, "--alpha", o.alpha,
+              "Largest chance of a verdict without a real difference, 1e-12 to 1", "P", 1e-12, 1.0);
   add_output_options(compare, o.format, o.out,
                      "Also write the comparison to FILE.csv or FILE.json");
   return compare;
