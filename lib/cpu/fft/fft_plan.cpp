@@ -116,15 +116,15 @@ void FftPlan::make_plans(FftTensor tensor, bool inverse) {
       b.in_plane = pl.h.count * g.w.size, b.in_row = g.w.size;
       b.out_plane = ps, b.out_row = pl.h.step;
       plans_.push_back({rows, tensor, q,
-                        plan_rows_r2c(planner_flags_, b, q * pl.h.count * g.w.size, q * ps, row_offset,
-                                      where + "rows r2c")});
+                        plan_rows_real(planner_flags_, b, false, q * pl.h.count * g.w.size, q * ps,
+                                       row_offset, where + "rows r2c")});
     } else {
       b.in_elem = g.h.size, b.out_elem = 1;
       b.in_plane = ps, b.in_row = pl.h.step;
       b.out_plane = pl.h.count * g.w.size, b.out_row = g.w.size;
       plans_.push_back({rows, tensor, q,
-                        plan_rows_c2r(planner_flags_, b, q * ps, row_offset, q * pl.h.count * g.w.size,
-                                      where + "rows c2r")});
+                        plan_rows_real(planner_flags_, b, true, q * pl.h.count * g.w.size, q * ps,
+                                       row_offset, where + "rows c2r")});
     }
   }
 }

@@ -132,28 +132,21 @@ FftwPlan plan_rows(unsigned planner, const RowBatch& b, int64_t in_bytes, int64_
 
 }  // namespace
 
-FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& b, int64_t in_len, int64_t out_len,
-                       int64_t out_offset, const std::string& what) {
-  const int64_t in_bytes = checked_mul(in_len, 4, "scratch");
-  const int64_t out_bytes = checked_mul(out_len, 8, "scratch");
-  return plan_rows(planner, b, in_bytes, out_bytes, what,
-                   [&](const RowDims& r, void* in, void* out, unsigned f) {
-                     return fftwf_plan_guru64_dft_r2c(
-                         1, &r.transform, 2, r.loops, static_cast<float*>(in),
-                         static_cast<fftwf_complex*>(out) + out_offset, f);
-                   });
-}
-
-FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& b, int64_t in_len, int64_t in_offset,
-                       int64_t out_len, const std::string& what) {
-  const int64_t in_bytes = checked_mul(in_len, 8, "scratch");
-  const int64_t out_bytes = checked_mul(out_len, 4, "scratch");
-  return plan_rows(planner, b, in_bytes, out_bytes, what,
-                   [&](const RowDims& r, void* in, void* out, unsigned f) {
-                     return fftwf_plan_guru64_dft_c2r(
-                         1, &r.transform, 2, r.loops, static_cast<fftwf_complex*>(in) + in_offset,
-                         static_cast<float*>(out), f);
-                   });
+FftwPlan plan_rows_real(unsigned planner, const RowBatch& b, bool inverse, int64_t real_len,
+                        int64_t complex_len, int64_t complex_offset, const std::string& what) {
+  const int64_t real_bytes = checked_mul(real_len, 4, "scratch");
+  const int64_t complex_bytes = checked_mul(complex_len, 8, "scratch");
+  return plan_rows(
+      planner, b, inverse ? complex_bytes : real_bytes, inverse ? real_bytes : complex_bytes, what,
+      [&](const RowDims& r, void* in, void* out, unsigned f) {
+        if (inverse) {
+          return fftwf_plan_guru64_dft_c2r(1, &r.transform, 2, r.loops,
+                                           static_cast<fftwf_complex*>(in) + complex_offset,
+                                           static_cast<float*>(out), f);
+        }
+        return fftwf_plan_guru64_dft_r2c(1, &r.transform, 2, r.loops, static_cast<float*>(in),
+                                         static_cast<fftwf_complex*>(out) + complex_offset, f);
+      });
 }
 
 FftwPlan plan_columns(unsigned planner, int64_t n, int64_t elem, int64_t columns, int64_t column_stride,

@@ -60,15 +60,12 @@ struct RowBatch {
   int64_t out_plane = 0, out_row = 0;  ///< output strides between planes / rows
 };
 
-/// Real-to-complex rows (forward), from real `in_len` floats of scratch into complex scratch
-/// of `out_len` complex elements; `out_offset` (complex) is where the batch's output starts
-/// in that scratch. `what` names the plan in errors.
-/// `planner` is planner_flags()'s value.
-FftwPlan plan_rows_r2c(unsigned planner, const RowBatch& batch, int64_t in_len, int64_t out_len,
-                       int64_t out_offset, const std::string& what);
-/// Complex-to-real rows (inverse, unnormalised); `in_offset` as out_offset above.
-FftwPlan plan_rows_c2r(unsigned planner, const RowBatch& batch, int64_t in_len, int64_t in_offset,
-                       int64_t out_len, const std::string& what);
+/// Real rows and their half spectra: real-to-complex (forward, `inverse` false) or
+/// complex-to-real (inverse, unnormalised), planned on scratch of `real_len` floats and
+/// `complex_len` complex elements; `complex_offset` (complex) is where the batch's spectra
+/// start in theirs. `what` names the plan in errors; `planner` is planner_flags()'s value.
+FftwPlan plan_rows_real(unsigned planner, const RowBatch& batch, bool inverse, int64_t real_len,
+                        int64_t complex_len, int64_t complex_offset, const std::string& what);
 /// In-place complex columns: `planes` planes (plane_stride apart) of `columns` columns
 /// (column_stride apart), each a length-n transform of stride `elem`. sign -1 forward, +1
 /// inverse.
