@@ -46,4 +46,42 @@ class CublasRunBinding {
   const CudaContext& context_;
 };
 
+/// A plan whose run binds cuBLAS to one region of its workspace: the shared start of the
+/// runs of cuda.im2col and cuda.winograd. A subclass sets its workspace in its constructor
+/// and issues its pass in run_pass, on the run's stream only (capturable into a graph).
+class CublasPlan : public Plan {
+ public:
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
+
+ protected:
+  CublasPlan(const char* algorithm, const ConvProblem& p, Pass pass, CudaContext& context,
+             bool tf32)
+      : p_(p), pass_(pass), context_(context), tf32_(tf32), algorithm_(algorithm) {}
+
+  /// The plan's workspace, and the region of it cuBLAS may use.
+  void set_workspace(std::size_t total, std::size_t cublas_offset, std::size_t cublas_bytes) {
+    workspace_bytes_ = total;
+    cublas_offset_ = cublas_offset;
+    cublas_bytes_ = cublas_bytes;
+  }
+
+  virtual void run_pass(const Tensors& t, unsigned char* workspace, CUstream_st* stream) = 0;
+
+  void execute(const Tensors& t, const Workspace& ws, Stream stream) final {
+    CUstream_st* s = begin_run(algorithm_, p_, pass_, t, ws, workspace_bytes_, context_, stream);
+    unsigned char* base = static_cast<unsigned char*>(ws.data);
+    CublasRunBinding cublas(context_, s, base + cublas_offset_, cublas_bytes_, tf32_);
+    run_pass(t, base, s);
+  }
+
+  ConvProblem p_;
+  Pass pass_;
+  CudaContext& context_;
+  bool tf32_;
+
+ private:
+  const char* algorithm_;
+  std::size_t workspace_bytes_ = 0, cublas_offset_ = 0, cublas_bytes_ = 0;
+};
+
 }  // namespace convlab::cuda

@@ -150,16 +150,14 @@ class DeviceOps final : public Im2colOps {
   CUstream_st* stream_;
 };
 
-class CudaIm2colPlan final : public Plan {
+class CudaIm2colPlan final : public CublasPlan {
  public:
   CudaIm2colPlan(const ConvProblem& p, Pass pass, CudaContext& context, int64_t images,
                  const GpuSettings& settings)
-      : p_(p),
-        pass_(pass),
-        context_(context),
-        tf32_(settings.allow_tf32),
+      : CublasPlan(kName, p, pass, context, settings.allow_tf32),
         layout_(cuda_im2col_layout(p, pass, images,
                                    cublas_workspace_bytes(settings, context.info().cc_major))) {
+    set_workspace(layout_.workspace_bytes, layout_.cublas_offset, layout_.cublas_bytes);
     info_.kernel = "im2col/col2im kernels, cublasSgemmStridedBatched";
     info_.math_mode = settings.math_mode();
     info_.workspace_split = {{"columns", layout_.col_bytes},
@@ -168,18 +166,12 @@ class CudaIm2colPlan final : public Plan {
     info_.details = {{"layout", layout_.describe()}};
   }
 
-  std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
   ErrorBound error_bound() const override {
     return cuda_im2col_error_bound(p_, pass_, layout_.chunks, tf32_);
   }
 
  protected:
-  // Host-side settings and asynchronous work on `stream` only: capturable into a graph.
-  void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
-    CUstream_st* s = begin_run(kName, p_, pass_, t, ws, layout_.workspace_bytes, context_, stream);
-    unsigned char* base = static_cast<unsigned char*>(ws.data);
-    CublasRunBinding cublas(context_, s, base + layout_.cublas_offset, layout_.cublas_bytes,
-                            tf32_);
+  void run_pass(const Tensors& t, unsigned char* base, CUstream_st* s) override {
     float* col = layout_.col_bytes ? reinterpret_cast<float*>(base + layout_.col_offset) : nullptr;
     float* stage =
         layout_.stage_bytes ? reinterpret_cast<float*>(base + layout_.stage_offset) : nullptr;
@@ -188,10 +180,6 @@ class CudaIm2colPlan final : public Plan {
   }
 
  private:
-  ConvProblem p_;
-  Pass pass_;
-  CudaContext& context_;
-  bool tf32_;
   CudaIm2colLayout layout_;
 };
 

@@ -103,41 +103,31 @@ class DeviceOps {
   CUstream_st* stream_;
 };
 
-class CudaWinogradPlan final : public Plan {
+class CudaWinogradPlan final : public CublasPlan {
  public:
   CudaWinogradPlan(const ConvProblem& p, Pass pass, const winograd::WinogradOptions& options,
                    CudaContext& context, const GpuSettings& settings)
-      : p_(p),
-        pass_(pass),
-        context_(context),
-        tf32_(settings.allow_tf32),
+      : CublasPlan(kName, p, pass, context, settings.allow_tf32),
         l_(winograd::winograd_layout(p, pass, options)) {
+    // cuBLAS's region is the layout's library scratch, first in the workspace.
+    set_workspace(l_.workspace_bytes, 0, static_cast<std::size_t>(l_.library_bytes));
     winograd::describe_winograd_plan(l_, pass, info_, "cublas");
     info_.kernel = "winograd transform kernels + cublasSgemmStridedBatched";
     info_.math_mode = settings.math_mode();
   }
 
-  std::size_t workspace_bytes() const override { return l_.workspace_bytes; }
   // This plan's variant and math mode (the knobs change both).
   ErrorBound error_bound() const override {
     return cuda_winograd_error_bound(p_, pass_, l_.m, tf32_);
   }
 
  protected:
-  // Host-side settings and asynchronous work on the run's stream only: capturable.
-  void execute(const Tensors& t, const Workspace& ws, Stream stream) override {
-    CUstream_st* s = begin_run(kName, p_, pass_, t, ws, l_.workspace_bytes, context_, stream);
-    CublasRunBinding cublas(context_, s, ws.data, static_cast<std::size_t>(l_.library_bytes),
-                            tf32_);
+  void run_pass(const Tensors& t, unsigned char* base, CUstream_st* s) override {
     DeviceOps ops(context_, l_, s);
-    run_winograd_pass(l_, pass_, p_.groups, t, winograd_buffers(l_, ws.data), ops);
+    run_winograd_pass(l_, pass_, p_.groups, t, winograd_buffers(l_, base), ops);
   }
 
  private:
-  ConvProblem p_;
-  Pass pass_;
-  CudaContext& context_;
-  bool tf32_;
   winograd::WinogradLayout l_;
 };
 
