@@ -149,6 +149,25 @@ CONVLAB_HD OutputRange valid_outputs(int64_t in_size, int64_t out_size, int64_t 
   return range;
 }
 
+/// Blocking one image's columns (cpu.im2col's `tile`): output pixels [0, pixels) cut into
+/// blocks of `tile` in order, the last one shorter when tile does not divide pixels. A block
+/// is its own column buffer of col_rows(g) x (end - begin), so the buffer stays tile wide.
+/// tile <= 0 or >= pixels: one block, the whole image.
+CONVLAB_HD int64_t pixel_block_count(int64_t pixels, int64_t tile) {
+  return tile <= 0 || tile >= pixels ? 1 : (pixels + tile - 1) / tile;
+}
+/// Block `block` (< pixel_block_count) as the half-open range of the image's output pixels.
+CONVLAB_HD OutputRange pixel_block(int64_t pixels, int64_t tile, int64_t block) {
+  OutputRange range;
+  if (tile <= 0 || tile >= pixels) {
+    range.end = pixels;
+    return range;
+  }
+  range.begin = block * tile;
+  range.end = range.begin + tile < pixels ? range.begin + tile : pixels;
+  return range;
+}
+
 /// Where col[row, col_index] comes from: its offset from x_group (image * image_stride +
 /// c * H*W + ih * W + iw), or -1 when it reads padding (the element is 0).
 /// The same within the channel plane of row `t`, for a column index split by `pixels`

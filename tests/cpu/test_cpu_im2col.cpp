@@ -3,12 +3,14 @@
 // its workspace exactly the documented formula and the only memory run() touches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "convlab/device.hpp"
@@ -81,6 +83,24 @@ TEST(CpuIm2col, RandomProblems) {
   EXPECT_EQ(summary.passed, 900);
 }
 
+// Tiled, on real data against the reference's error bound: the edge cases (strided, padded,
+// dilated, grouped, end-padded) and random problems, with tiles that divide few outputs.
+TEST(CpuIm2col, TiledMatchesTheReference) {
+  set_num_threads(2);
+  const uint64_t seed = run_seed() + 7;
+  std::vector<ConvProblem> problems = edge_cases();
+  for (const ConvProblem& p : random_problems(seed, 60)) problems.push_back(p);
+  for (int64_t tile : {1, 7, 100}) {
+    im2col::Im2colOptions options;
+    options.tile = tile;
+    const im2col::CpuIm2col algo(options);
+    const auto summary = check_corpus(algo, problems, all_passes(), seed);
+    const std::string label = "tile " + std::to_string(tile);
+    EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+    EXPECT_EQ(summary.passed, static_cast<int>(problems.size() * 3)) << label;
+  }
+}
+
 // Small-integer data makes every partial sum exact in fp32, whatever the GEMM's order:
 // cpu.im2col must then equal the reference bit for bit.
 TEST(CpuIm2col, IntegerDataIsExact) {
@@ -109,21 +129,27 @@ TEST(CpuIm2col, EverySettingIsExact) {
   struct Setting {
     int64_t images;
     im2col::ParallelMode mode;
+    int64_t tile;
   };
+  // Tiles of 1 and 7 pixels divide few outputs and 7 cuts output rows in the middle.
   const Setting settings[] = {
-      {1, im2col::ParallelMode::gemm},   {2, im2col::ParallelMode::gemm},
-      {1, im2col::ParallelMode::images}, {3, im2col::ParallelMode::images},
-      {0, im2col::ParallelMode::images}, {5, im2col::ParallelMode::automatic}};
+      {1, im2col::ParallelMode::gemm, 0},     {2, im2col::ParallelMode::gemm, 0},
+      {1, im2col::ParallelMode::images, 0},   {3, im2col::ParallelMode::images, 0},
+      {0, im2col::ParallelMode::images, 0},   {5, im2col::ParallelMode::automatic, 0},
+      {0, im2col::ParallelMode::gemm, 7},     {0, im2col::ParallelMode::images, 1},
+      {3, im2col::ParallelMode::automatic, 7}};
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (const Setting& s : settings) {
       im2col::Im2colOptions options;
       options.images_per_gemm = s.images;
       options.parallel = s.mode;
+      options.tile = s.tile;
       const im2col::CpuIm2col algo(options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::to_string(threads) + " threads, " + std::to_string(s.images) +
-                                " images per GEMM, parallel " + im2col::to_string(s.mode);
+                                " images per GEMM, parallel " + im2col::to_string(s.mode) +
+                                ", tile " + std::to_string(s.tile);
       EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
     }
   }
@@ -140,8 +166,8 @@ TEST(CpuIm2col, EveryGemmBackendIsExact) {
     problems.push_back(p);
   }
   int backends = 0;
-  for (im2col::GemmBackend backend : {im2col::GemmBackend::onednn, im2col::GemmBackend::openblas,
-                                      im2col::GemmBackend::eigen}) {
+  for (im2col::GemmBackend backend :
+       {im2col::GemmBackend::onednn, im2col::GemmBackend::openblas, im2col::GemmBackend::eigen}) {
     if (!im2col::gemm_backend_available(backend)) {
       std::cout << "cpu.im2col: GEMM backend " << im2col::to_string(backend)
                 << " not built in, not checked\n";
@@ -153,10 +179,10 @@ TEST(CpuIm2col, EveryGemmBackendIsExact) {
       options.backend = backend;
       options.parallel = mode;
       options.images_per_gemm = 2;
-          const im2col::CpuIm2col algo(options);
+      const im2col::CpuIm2col algo(options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
-      const std::string label = std::string("GEMM ") + im2col::to_string(backend) +
-                                ", parallel " + im2col::to_string(mode);
+      const std::string label = std::string("GEMM ") + im2col::to_string(backend) + ", parallel " +
+                                im2col::to_string(mode);
       EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
     }
   }
@@ -203,8 +229,8 @@ TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
   const ConvProblem p = testing::problem("mb6ic4ih9oc5kh3ph1");
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
-    for (auto mode :
-         {im2col::ParallelMode::automatic, im2col::ParallelMode::images, im2col::ParallelMode::gemm}) {
+    for (auto mode : {im2col::ParallelMode::automatic, im2col::ParallelMode::images,
+                      im2col::ParallelMode::gemm}) {
       im2col::Im2colOptions options;
       options.parallel = mode;
       const im2col::Im2colLayout layout = im2col::im2col_layout(p, Pass::forward, options, threads);
@@ -235,57 +261,109 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
   std::vector<im2col::GemmBackend> backends = {im2col::default_gemm_backend()};
   if (backends[0] != im2col::GemmBackend::eigen) backends.push_back(im2col::GemmBackend::eigen);
   for (const im2col::GemmBackend backend : backends)
-    for (int64_t images : {0, 1, 3}) {
+    for (const auto [images, tile] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {3, 0}, {0, 5}}) {
       im2col::Im2colOptions options;
       options.backend = backend;
       options.images_per_gemm = images;
+      options.tile = tile;
       const im2col::CpuIm2col algo(options);
-    for (const ConvProblem& p : problems) {
-      for (Pass pass : all_passes()) {
-        const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
-        const int64_t b = layout.images_per_gemm, workers = layout.workers;
-        const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
-        const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                               p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
-                               p.end_pad_w() == 0;
-        const int64_t col = pointwise ? 0 : pad16(rows * b * pixels);
-        const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
-        const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
-        // The GEMM's packing buffers: Eigen's blocking of the pass's widest GEMM, none for the
-        // libraries that keep their own.
-        const int64_t kg = p.k_per_group(), cols = b * pixels;
-        const int gemm_threads = workers > 1 ? 1 : 2;
-        const im2col::GemmScratch scratch =
-            pass == Pass::forward
-                ? im2col::plan_gemm_scratch(layout.backend, kg, cols, rows, gemm_threads)
-            : pass == Pass::backward_data
-                ? im2col::plan_gemm_scratch(layout.backend, rows, cols, kg, gemm_threads)
-                : im2col::plan_gemm_scratch(layout.backend, kg, rows, cols, gemm_threads);
-        const int64_t gemm = static_cast<int64_t>(scratch.bytes / 4);
-        if (layout.backend != im2col::GemmBackend::eigen) EXPECT_EQ(gemm, 0);
-        const int64_t formula = 4 * (workers * (col + stage + gemm) + (workers - 1) * partial);
-        auto plan = algo.plan(p, pass);
-        ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
-            << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
-        if (images > 0) EXPECT_LE(b, images);
-        if (pointwise) EXPECT_EQ(b, 1);
+      for (const ConvProblem& p : problems) {
+        for (Pass pass : all_passes()) {
+          const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
+          const int64_t b = layout.images_per_gemm, workers = layout.workers;
+          const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
+          const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                                 p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
+                                 p.end_pad_w() == 0;
+          // A tile: one image at a time, a buffer tile (at most the image) wide.
+          const bool tiled = tile > 0 && !pointwise;
+          if (tiled) EXPECT_EQ(b, 1);
+          const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
+          EXPECT_EQ(layout.tile, tiled ? cols : 0);
+          const int64_t col = pointwise ? 0 : pad16(rows * cols);
+          const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
+          const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
+          // The GEMM's packing buffers: Eigen's blocking of the pass's widest GEMM, none for the
+          // libraries that keep their own.
+          const int64_t kg = p.k_per_group();
+          const int gemm_threads = workers > 1 ? 1 : 2;
+          const im2col::GemmScratch scratch =
+              pass == Pass::forward
+                  ? im2col::plan_gemm_scratch(layout.backend, kg, cols, rows, gemm_threads)
+              : pass == Pass::backward_data
+                  ? im2col::plan_gemm_scratch(layout.backend, rows, cols, kg, gemm_threads)
+                  : im2col::plan_gemm_scratch(layout.backend, kg, rows, cols, gemm_threads);
+          const int64_t gemm = static_cast<int64_t>(scratch.bytes / 4);
+          if (layout.backend != im2col::GemmBackend::eigen) EXPECT_EQ(gemm, 0);
+          const int64_t formula = 4 * (workers * (col + stage + gemm) + (workers - 1) * partial);
+          auto plan = algo.plan(p, pass);
+          ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
+              << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
+          if (images > 0) EXPECT_LE(b, images);
+          if (pointwise) EXPECT_EQ(b, 1);
 
-        const std::size_t ws = plan->workspace_bytes(), guard = 4096;
-        const HostTensors host = make_inputs(p, pass, run_seed());
-        CaseBuffers buffers(host_context(), p, host, ws + guard);
-        auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
-        std::memset(bytes + ws, 0x5A, guard);
-        plan->run(buffers.tensors(), {bytes, ws});
-        for (std::size_t i = ws; i < ws + guard; ++i) {
-          ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
-                                    << ": wrote past the workspace at byte " << i;
-        }
-        if (ws > 0) {
-          EXPECT_THROW(plan->run(buffers.tensors(), {bytes, ws - 1}), Error);
+          const std::size_t ws = plan->workspace_bytes(), guard = 4096;
+          const HostTensors host = make_inputs(p, pass, run_seed());
+          CaseBuffers buffers(host_context(), p, host, ws + guard);
+          auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
+          std::memset(bytes + ws, 0x5A, guard);
+          plan->run(buffers.tensors(), {bytes, ws});
+          for (std::size_t i = ws; i < ws + guard; ++i) {
+            ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
+                                      << ": wrote past the workspace at byte " << i;
+          }
+          if (ws > 0) {
+            EXPECT_THROW(plan->run(buffers.tensors(), {bytes, ws - 1}), Error);
+          }
         }
       }
     }
+}
+
+// A tile shrinks the declared workspace to a (C/g*R*S) x tile column buffer, the plan
+// records the tile, and run() touches exactly what it declares (the memory-honesty check:
+// the bytes measured as written equal the bytes declared).
+TEST(CpuIm2col, TileShrinksTheWorkspaceRunUses) {
+  set_num_threads(1);
+  const ConvProblem p = testing::problem("mb2ic8ih20oc6kh3ph1");  // 400 pixels, rows 72
+  im2col::Im2colOptions whole_options, tiled_options;
+  whole_options.images_per_gemm = 1;
+  whole_options.backend = tiled_options.backend = im2col::GemmBackend::openblas;
+  if (!im2col::gemm_backend_available(im2col::GemmBackend::openblas)) {
+    whole_options.backend = tiled_options.backend = im2col::default_gemm_backend();
   }
+  tiled_options.tile = 64;
+  for (Pass pass : all_passes()) {
+    const auto whole = im2col::CpuIm2col(whole_options).plan(p, pass);
+    const auto tiled = im2col::CpuIm2col(tiled_options).plan(p, pass);
+    EXPECT_LT(tiled->workspace_bytes(), whole->workspace_bytes()) << to_string(pass);
+    const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, tiled_options, 1);
+    EXPECT_EQ(layout.col, 72 * 64) << to_string(pass);  // already a multiple of 16
+    EXPECT_EQ(tiled->workspace_bytes(), layout.workspace_bytes);
+    std::map<std::string, std::string> details(tiled->info().details.begin(),
+                                               tiled->info().details.end());
+    EXPECT_EQ(details["tile"], "64");
+    EXPECT_NE(tiled->notes().find("tile 64 pixels"), std::string::npos) << tiled->notes();
+
+    // Every byte of the declared column buffer is written (a pattern no float here equals
+    // survives nowhere in it) and nothing past the workspace is.
+    const std::size_t ws = tiled->workspace_bytes(), guard = 4096;
+    const HostTensors host = make_inputs(p, pass, run_seed());
+    CaseBuffers buffers(host_context(), p, host, ws + guard);
+    auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
+    std::memset(bytes, 0x7F, ws + guard);
+    tiled->run(buffers.tensors(), {bytes, ws});
+    const std::size_t col_bytes = 4 * static_cast<std::size_t>(layout.col);
+    std::size_t untouched = 0;
+    for (std::size_t i = 0; i + 4 <= col_bytes; i += 4) {
+      if (std::memcmp(bytes + i, "\x7F\x7F\x7F\x7F", 4) == 0) ++untouched;
+    }
+    EXPECT_EQ(untouched, 0u) << to_string(pass) << ": declared column floats never written";
+    for (std::size_t i = ws; i < ws + guard; ++i) {
+      ASSERT_EQ(bytes[i], 0x7F) << to_string(pass) << ": wrote past the workspace at " << i;
+    }
+  }
+  set_num_threads(2);
 }
 
 TEST(CpuIm2col, RunAllocatesNothing) {

@@ -273,6 +273,114 @@ TEST(Im2colIndex, Col2imIsTheAdjointOfIm2col) {
   }
 }
 
+// Pixel blocks: hand values, then the properties for many sizes: in order, disjoint,
+// covering [0, pixels), every block tile wide but the last, none empty.
+TEST(Im2colIndex, PixelBlocksCoverTheImageInOrder) {
+  EXPECT_EQ(pixel_block_count(10, 4), 3);
+  EXPECT_EQ(pixel_block(10, 4, 2).begin, 8);
+  EXPECT_EQ(pixel_block(10, 4, 2).end, 10);
+  EXPECT_EQ(pixel_block_count(3136, 0), 1);  // 0: the whole image
+  EXPECT_EQ(pixel_block(3136, 0, 0).end, 3136);
+  EXPECT_EQ(pixel_block_count(49, 64), 1);  // wider than the image: the whole image
+  EXPECT_EQ(pixel_block(49, 64, 0).end, 49);
+  for (int64_t pixels : {1, 2, 7, 49, 196, 3136}) {
+    for (int64_t tile : {0, 1, 3, 7, 48, 49, 50, 256}) {
+      const int64_t count = pixel_block_count(pixels, tile);
+      int64_t next = 0;
+      for (int64_t k = 0; k < count; ++k) {
+        const OutputRange b = pixel_block(pixels, tile, k);
+        ASSERT_EQ(b.begin, next) << pixels << " " << tile << " " << k;
+        ASSERT_GT(b.end, b.begin);
+        if (k + 1 < count) ASSERT_EQ(b.end - b.begin, tile);
+        if (tile > 0) ASSERT_LE(b.end - b.begin, tile);
+        next = b.end;
+      }
+      ASSERT_EQ(next, pixels) << pixels << " " << tile;
+    }
+  }
+}
+
+// Tiles that divide nothing and tiles that cut output rows in the middle.
+std::vector<int64_t> block_tiles(const ConvProblem& p) {
+  return {1, 5, p.out_w() + 1, p.out_h() * p.out_w()};
+}
+
+// Each block of im2col_block_cpu is its columns of the definition; padding the block's row
+// stride past its width leaves the gap untouched.
+TEST(Im2colIndex, Im2colBlocksMatchDefinition) {
+  int cases = 0;
+  for (const ConvProblem& p : index_problems()) {
+    const std::vector<float> x = random_floats(p.x_elems(), 13);
+    const Im2colGeometry g = make_im2col_geometry(p, 1);
+    const int64_t pixels = col_pixels(g), rows = col_rows(g);
+    for (int64_t group = 0; group < p.groups; ++group) {
+      const std::vector<float> expected = brute_im2col(p, x, group, 1);
+      for (int64_t tile : block_tiles(p)) {
+        for (int64_t k = 0; k < pixel_block_count(pixels, tile); ++k) {
+          const OutputRange b = pixel_block(pixels, tile, k);
+          const int64_t width = b.end - b.begin, ld = width + 3;
+          std::vector<float> block(static_cast<size_t>(rows * ld), -9.0f);
+          im2col::im2col_block_cpu(g, x.data() + group_offset(g, group), b.begin, b.end,
+                                   block.data(), ld);
+          for (int64_t row = 0; row < rows; ++row) {
+            for (int64_t q = 0; q < ld; ++q) {
+              const float want =
+                  q < width ? expected[static_cast<size_t>(row * pixels + b.begin + q)] : -9.0f;
+              ASSERT_EQ(block[static_cast<size_t>(row * ld + q)], want)
+                  << p.descriptor() << " tile " << tile << " block " << k << " row " << row
+                  << " column " << q;
+            }
+          }
+        }
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 100);
+}
+
+// The blocks of col2im_block_add_cpu, added into a zeroed dx, sum to the adjoint's scatter
+// (exact on integers); a block that is the whole image reproduces the gather bit for bit on
+// reals.
+TEST(Im2colIndex, Col2imBlocksAddUpToTheScatter) {
+  int cases = 0;
+  for (const ConvProblem& p : index_problems()) {
+    ConvProblem one = p;
+    one.groups = 1, one.c = p.c_per_group(), one.k = 1, one.n = 1;
+    const Im2colGeometry g = make_im2col_geometry(one, 1);
+    const int64_t pixels = col_pixels(g), rows = col_rows(g);
+    std::mt19937_64 rng(17);
+    std::uniform_int_distribution<int> small(-3, 3);
+    std::vector<float> col(static_cast<size_t>(col_elems(g)));
+    for (float& e : col) e = static_cast<float>(small(rng));
+    const std::vector<double> expected = brute_col2im(one, col, 1);
+    for (int64_t tile : block_tiles(p)) {
+      std::vector<float> dx(expected.size(), 0.0f);
+      for (int64_t k = 0; k < pixel_block_count(pixels, tile); ++k) {
+        const OutputRange b = pixel_block(pixels, tile, k);
+        const int64_t width = b.end - b.begin;
+        std::vector<float> block(static_cast<size_t>(rows * width));
+        for (int64_t row = 0; row < rows; ++row)
+          for (int64_t q = 0; q < width; ++q)
+            block[static_cast<size_t>(row * width + q)] =
+                col[static_cast<size_t>(row * pixels + b.begin + q)];
+        im2col::col2im_block_add_cpu(g, block.data(), width, b.begin, b.end, dx.data());
+      }
+      for (size_t e = 0; e < dx.size(); ++e) {
+        ASSERT_EQ(double(dx[e]), expected[e]) << p.descriptor() << " tile " << tile << " at " << e;
+      }
+      ++cases;
+    }
+    const std::vector<float> reals = random_floats(col_elems(g), 19);
+    std::vector<float> whole(expected.size(), 0.0f), gathered(expected.size(), -9.0f);
+    im2col::col2im_block_add_cpu(g, reals.data(), pixels, 0, pixels, whole.data());
+    im2col::col2im_cpu(g, reals.data(), gathered.data());
+    ASSERT_EQ(std::memcmp(whole.data(), gathered.data(), sizeof(float) * whole.size()), 0)
+        << p.descriptor();
+  }
+  EXPECT_GT(cases, 100);
+}
+
 TEST(Im2colIndex, StagingRoundTrip) {
   const int64_t rows = 3, pixels = 5, images = 4, channels = 7;
   const std::vector<float> src = random_floats(images * channels * pixels, 9);

@@ -23,6 +23,13 @@
 // copy ("stage"). The backward-filter sum over images simply becomes the GEMM's inner
 // dimension b*P.
 //
+// Tiles. With the knob tile = T > 0 the images go one at a time (b = 1) and each image's P
+// output pixels are cut into blocks of T (the last shorter): per block, col[L, T] is built
+// and used at once, so the buffer (L*T floats) can stay in cache between im2col and its
+// GEMM. Forward writes Y[:, block] and backward-filter reads dY[:, block] in place (row
+// stride P); backward-data adds each block's col2im into dx, zeroed first, so a dx element
+// sums its taps block by block (deterministic; the whole-image gather's order when T >= P).
+//
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
@@ -40,7 +47,7 @@
 // result depends on T but not on scheduling: deterministic for a fixed thread count.
 //
 // Workspace (floats; pad16 rounds up to a multiple of 16 so each buffer is 64-byte aligned):
-//   col     = pointwise ? 0 : pad16(L * b*P)
+//   col     = pointwise ? 0 : pad16(L * (tiled ? min(T, P) : b*P))
 //   stage   = b > 1 ? pad16(Kg * b*P) : 0
 //   partial = bwd_filter ? pad16(K * L) : 0
 //   bytes   = 4 * (workers * (col + stage) + (workers - 1) * partial)
@@ -58,9 +65,9 @@
 
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
+#include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
 #include "im2col_loops.hpp"
-#include "convlab/registry.hpp"
 #include "strategy/im2col_index.hpp"
 
 #ifdef _OPENMP
@@ -96,7 +103,8 @@ class Im2colPlan final : public Plan {
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details = {{"layout", layout_.describe()},
                      {"own_threads", std::to_string(layout_.workers)},
-                     {"gemm_threads", std::to_string(layout_.gemm_threads)}};
+                     {"gemm_threads", std::to_string(layout_.gemm_threads)},
+                     {"tile", std::to_string(layout_.tile)}};
   }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
@@ -208,6 +216,7 @@ class Im2colPlan final : public Plan {
   }
 
   void forward(const Chunk& c, const Tensors& t, float* col, float* stage, float* gemm) const {
+    if (layout_.tile > 0) return forward_tiled(c, t, col, gemm);
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
     const float* x = t.x + x_offset(c);
@@ -225,6 +234,7 @@ class Im2colPlan final : public Plan {
 
   void backward_data(const Chunk& c, const Tensors& t, float* col, float* stage,
                      float* gemm) const {
+    if (layout_.tile > 0) return backward_data_tiled(c, t, col, gemm);
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
     const float* dy = dy_matrix(c, t, stage);
@@ -238,6 +248,7 @@ class Im2colPlan final : public Plan {
 
   void backward_filter(const Chunk& c, const Tensors& t, float* col, float* stage, float* gemm,
                        float* dw) const {
+    if (layout_.tile > 0) return backward_filter_tiled(c, t, col, gemm, dw);
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
     const float* x = t.x + x_offset(c);
@@ -249,6 +260,50 @@ class Im2colPlan final : public Plan {
     const float* dy = dy_matrix(c, t, stage);
     sgemm(backend_, false, true, kg, rows, cols, dy, cols, b, cols, 1.0f, dw + w_offset(c), rows,
           layout_.gemm_scratch, gemm);
+  }
+
+  // Tiled (one image, b = 1): the same GEMMs cut along the output pixels into blocks of
+  // layout_.tile columns; y and dy are read in place at their row stride P.
+  void forward_tiled(const Chunk& c, const Tensors& t, float* col, float* gemm) const {
+    const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_), pixels = col_pixels(geometry_);
+    const float* x = t.x + x_offset(c);
+    float* y = t.y + y_offset(c);
+    for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
+      const OutputRange block = pixel_block(pixels, layout_.tile, k);
+      const int64_t width = block.end - block.begin;
+      im2col_block_cpu(geometry_, x, block.begin, block.end, col, width);
+      sgemm(backend_, false, false, kg, width, rows, t.w + w_offset(c), rows, col, width, 0.0f,
+            y + block.begin, pixels, layout_.gemm_scratch, gemm);
+    }
+  }
+
+  void backward_data_tiled(const Chunk& c, const Tensors& t, float* col, float* gemm) const {
+    const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_), pixels = col_pixels(geometry_);
+    const float* dy = t.y + y_offset(c);
+    float* dx = t.x + x_offset(c);
+    // The blocks add into dx, so the group's planes of this image start at zero.
+    std::fill(dx, dx + geometry_.channels * plane_elems(geometry_), 0.0f);
+    for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
+      const OutputRange block = pixel_block(pixels, layout_.tile, k);
+      const int64_t width = block.end - block.begin;
+      sgemm(backend_, true, false, rows, width, kg, t.w + w_offset(c), rows, dy + block.begin,
+            pixels, 0.0f, col, width, layout_.gemm_scratch, gemm);
+      col2im_block_add_cpu(geometry_, col, width, block.begin, block.end, dx);
+    }
+  }
+
+  void backward_filter_tiled(const Chunk& c, const Tensors& t, float* col, float* gemm,
+                             float* dw) const {
+    const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_), pixels = col_pixels(geometry_);
+    const float* x = t.x + x_offset(c);
+    const float* dy = t.y + y_offset(c);
+    for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
+      const OutputRange block = pixel_block(pixels, layout_.tile, k);
+      const int64_t width = block.end - block.begin;
+      im2col_block_cpu(geometry_, x, block.begin, block.end, col, width);
+      sgemm(backend_, false, true, kg, rows, width, dy + block.begin, pixels, col, width, 1.0f,
+            dw + w_offset(c), rows, layout_.gemm_scratch, gemm);
+    }
   }
 
   ConvProblem p_;
@@ -285,11 +340,12 @@ AlgorithmInfo im2col_info(std::vector<KnobSpec> knobs) {
 
 CpuIm2col::CpuIm2col() : info_(im2col_info(Im2colOptions{}.schema())) {}
 
-CpuIm2col::CpuIm2col(const Im2colOptions& defaults) : info_([&] {
-  std::vector<KnobSpec> knobs = defaults.schema();
-  for (KnobSpec& k : knobs) k.environment_default.clear();
-  return im2col_info(std::move(knobs));
-}()) {}
+CpuIm2col::CpuIm2col(const Im2colOptions& defaults)
+    : info_([&] {
+        std::vector<KnobSpec> knobs = defaults.schema();
+        for (KnobSpec& k : knobs) k.environment_default.clear();
+        return im2col_info(std::move(knobs));
+      }()) {}
 
 Im2colOptions CpuIm2col::options() const {
   return Im2colOptions::from_knobs(resolve_knobs(kName, info_.knobs, {}));

@@ -28,12 +28,15 @@ struct Im2colOptions {
   /// Images sharing one column buffer (one GEMM); 0 = automatic (see kTargetColumns).
   int64_t images_per_gemm = 0;
   ParallelMode parallel = ParallelMode::automatic;
+  /// Output pixels per column block (one image at a time); 0 = whole images, b of them.
+  int64_t tile = 0;
   GemmBackend backend = default_gemm_backend();
 
   /// The knobs cpu.im2col accepts, with these options as their defaults: images_per_gemm
-  /// (a positive integer or auto), parallel (auto, images, gemm), gemm (the backends this
-  /// build has). Each may take its default from an environment variable
-  /// (CONVLAB_IM2COL_IMAGES_PER_GEMM, CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
+  /// (a positive integer or auto), parallel (auto, images, gemm), tile (a count of output
+  /// pixels, 0 or auto for whole images), gemm (the backends this build has). All but tile
+  /// may take their default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
+  /// CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
   std::vector<KnobSpec> schema() const;
   /// The options that resolved knobs of schema() describe.
   static Im2colOptions from_knobs(const KnobValues& knobs);
@@ -54,11 +57,14 @@ struct Im2colLayout {
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
   int64_t workers = 1;                     ///< slices run in parallel (1 in gemm mode)
   int gemm_threads = 1;                    ///< the GEMM library's threads: 1 with workers > 1
-  int64_t images_per_gemm = 1;             ///< b
-  bool pointwise = false;                  ///< 1x1 / stride 1 / pad 0: no column buffer
-  int64_t col = 0;                         ///< pad16(C/g*R*S * b*OH*OW), 0 when pointwise
-  int64_t stage = 0;                       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
-  int64_t partial = 0;                     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
+  int64_t images_per_gemm = 1;             ///< b (1 when tiled)
+  /// Output pixels per column block, min(tile, OH*OW); 0 = untiled (whole images, b of them).
+  /// Tiled, a GEMM is rows x tile wide and the blocks of one image follow one another.
+  int64_t tile = 0;
+  bool pointwise = false;  ///< 1x1 / stride 1 / pad 0: no column buffer
+  int64_t col = 0;         ///< pad16(C/g*R*S * width), 0 when pointwise; width = tile or b*OH*OW
+  int64_t stage = 0;       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
+  int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
   /// The GEMM library's packing buffers, per worker (Eigen's; empty for OpenBLAS and oneDNN,
   /// which keep their own): planned for the pass's largest GEMM.
   GemmScratch gemm_scratch;

@@ -34,6 +34,9 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
       choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm"},
                   "CONVLAB_IM2COL_PARALLEL",
                   "threads over (image, group) slices, inside the GEMM, or auto by balance"),
+      integer_knob("tile", tile > 0 ? std::to_string(tile) : "auto", 0, INT_MAX,
+                   /*allow_auto=*/true, "",
+                   "output pixels per column block (buffer C/g*R*S x tile); 0/auto: whole image"),
       choice_knob("gemm", to_string(backend), backends, "CONVLAB_IM2COL_GEMM",
                   "GEMM library; onednn allocates packing buffers outside the workspace"),
   };
@@ -42,6 +45,7 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
 Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   Im2colOptions options;
   options.images_per_gemm = knob_integer(knobs, "images_per_gemm").value_or(0);
+  options.tile = knob_integer(knobs, "tile").value_or(0);
   const std::string& parallel = knob_text(knobs, "parallel");
   for (ParallelMode m : {ParallelMode::automatic, ParallelMode::images, ParallelMode::gemm}) {
     if (parallel == to_string(m)) options.parallel = m;
@@ -75,6 +79,7 @@ std::string Im2colLayout::describe() const {
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
       << ", " << threads << " thread" << (threads == 1 ? "" : "s") << ", gemm " << gemm_threads
       << "), " << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
+      << (tile > 0 ? ", tile " + std::to_string(tile) + " pixels" : std::string())
       << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
       << col << ", stage " << stage << ", gemm scratch " << gemm << ", partial " << partial
       << " floats), gemm " << to_string(backend);
@@ -115,17 +120,22 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(kTargetColumns, pixels);
   const int64_t longest = std::min(p.n, ceil_div(pairs, layout.workers));
   b = std::min({b, longest, int64_t{INT_MAX} / pixels});
-  if (b < 1 || layout.pointwise) b = 1;
+  // A tile blocks one image's columns, so it takes the images one at a time; the 1x1 shortcut
+  // reads x in place and has no column buffer to block.
+  const bool tiled = options.tile > 0 && !layout.pointwise;
+  if (b < 1 || layout.pointwise || tiled) b = 1;
   // As many GEMMs as b gives, but of even width (8 images with b = 6: 4 + 4, not 6 + 2).
   b = ceil_div(longest, ceil_div(longest, b));
   layout.images_per_gemm = b;
+  layout.tile = tiled ? std::min(options.tile, pixels) : 0;
 
-  const int64_t cols = checked_mul(b, pixels, "im2col columns");
+  // The widest GEMM's columns: a tile, or b images.
+  const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
   layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
-  // The pass's GEMM at its widest (b images), as run() issues it (m x n x k), on the GEMM's
-  // threads (one per worker among several).
+  // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
+  // GEMM's threads (one per worker among several).
   const int64_t kg = p.k_per_group(), rows = col_rows(g);
   switch (pass) {
     case Pass::forward:

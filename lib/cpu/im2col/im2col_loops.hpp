@@ -17,6 +17,20 @@ void im2col_cpu(const Im2colGeometry& g, const float* x_group, float* col);
 /// contributions from zero, exactly col2im_element.
 void col2im_cpu(const Im2colGeometry& g, const float* col, float* dx_group);
 
+/// One block of one image's columns (the `tile` of cpu.im2col): writes the output pixels
+/// [begin, end) of image x_image (g.images is ignored) into col[col_rows(g), end - begin]
+/// with row stride `ld` >= end - begin. Padding becomes zeros. With begin = 0, end = OH*OW
+/// it is that image's part of im2col_cpu, bit for bit.
+void im2col_block_cpu(const Im2colGeometry& g, const float* x_image, int64_t begin, int64_t end,
+                      float* col, int64_t ld);
+
+/// The adjoint of im2col_block_cpu: adds each entry of the block col[col_rows(g), end - begin]
+/// (row stride ld) into the dx_image element its forward tap read. Blocks of one image are
+/// added in turn into a dx that starts at zero; the order of each sum is block by block, then
+/// tap by tap (deterministic, but not col2im_cpu's order unless the block is the whole image).
+void col2im_block_add_cpu(const Im2colGeometry& g, const float* col, int64_t ld, int64_t begin,
+                          int64_t end, float* dx_image);
+
 /// Copies the group's rows of an NCHW tensor with `channels_total` channels into a
 /// [rows, images*pixels] matrix (image-major columns): dst[r, m*pixels + p] =
 /// src[m*channels_total*pixels + r*pixels + p]. Used to stage dy when images > 1.
