@@ -340,9 +340,8 @@ TEST(CpuIm2col, TileShrinksTheWorkspaceRunUses) {
     const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, tiled_options, 1);
     EXPECT_EQ(layout.col, 72 * 64) << to_string(pass);  // already a multiple of 16
     EXPECT_EQ(tiled->workspace_bytes(), layout.workspace_bytes);
-    std::map<std::string, std::string> details(tiled->info().details.begin(),
-                                               tiled->info().details.end());
-    EXPECT_EQ(details["tile"], "64");
+    EXPECT_EQ(tiled->info().tile, "64 pixels");
+    EXPECT_EQ(whole->info().tile, "");
     EXPECT_NE(tiled->notes().find("tile 64 pixels"), std::string::npos) << tiled->notes();
 
     // Every byte of the declared column buffer is written (a pattern no float here equals

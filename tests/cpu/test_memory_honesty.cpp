@@ -24,7 +24,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -231,12 +230,10 @@ Allowance allowance(const Algorithm& algorithm, const Plan& plan) {
       // once per thread: seen now and then on a first or second run despite the warm-up.
       Allowance a{-1, int64_t{num_threads()} * (4 << 10), num_threads() + 1,
                   "OpenBLAS's small-kernel packing and per-thread buffers"};
-      // A plan that records a column tile runs GEMMs small enough (M*N*K below about 1e6
-      // here) for those kernels to copy the tile's column block around every call: measured
-      // a heap peak of 2 x the block plus 16 bytes (cpu.im2col fwd, L = 648, tile 7: 36304).
-      const auto tile = std::find_if(chosen.details.begin(), chosen.details.end(),
-                                     [](const auto& d) { return d.first == "tile"; });
-      if (tile != chosen.details.end() && tile->second != "0") {
+      // A plan that records a column tile can run GEMMs small enough for those kernels, which
+      // then copy the tile's column block around every call: measured a heap peak of 2 x the
+      // block plus 16 bytes (cpu.im2col fwd, L = 648, tile 7: 36304; bwd passes: none).
+      if (!chosen.tile.empty()) {
         for (const auto& [part, bytes] : chosen.workspace_split) {
           if (part == "columns") a.peak += 2 * static_cast<int64_t>(bytes);
         }

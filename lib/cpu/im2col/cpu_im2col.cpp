@@ -103,8 +103,8 @@ class Im2colPlan final : public Plan {
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details = {{"layout", layout_.describe()},
                      {"own_threads", std::to_string(layout_.workers)},
-                     {"gemm_threads", std::to_string(layout_.gemm_threads)},
-                     {"tile", std::to_string(layout_.tile)}};
+                     {"gemm_threads", std::to_string(layout_.gemm_threads)}};
+    if (layout_.tile > 0) info_.tile = std::to_string(layout_.tile) + " pixels";
   }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
