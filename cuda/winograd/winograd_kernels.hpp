@@ -80,18 +80,39 @@ CONVLAB_HD void winograd_filter_row(const winograd::WinogradLayout& l, bool flip
   for (int xi = 0; xi < kPoints; ++xi) u[xi * l.filter_point + row] = out[xi];
 }
 
+/// The two transforms that take an image patch to Winograd points: the input transform of a
+/// source patch (forward, backward-data) and the adjoint of the output transform of a dy tile
+/// (backward-filter).
+enum class PatchTransform { input, output_adjoint };
+
+/// Gathers the patch of `plane` (h x w) at (top, left), zero outside the image, applies the
+/// transform and writes its points to `points` in layout `point`: the shared body of the
+/// input and gradient tiles, which differ only in the patch size and the transform.
+template <int M, PatchTransform T>
+CONVLAB_HD void winograd_patch_to_points(const winograd::WinogradLayout& l, const WinogradJob& j,
+                                         const float* plane, int64_t h, int64_t w, int64_t top,
+                                         int64_t left, int64_t point, float* points) {
+  constexpr int kSide = T == PatchTransform::input ? winograd::Tile<M>::alpha : M;
+  constexpr int kPoints = winograd::Tile<M>::points;
+  float patch[kSide * kSide], out[kPoints];
+  winograd_gather<kSide>(plane, h, w, top, left, patch);
+  if constexpr (T == PatchTransform::input) {
+    winograd::input_transform<M>(patch, out);
+  } else {
+    winograd::output_adjoint<M>(patch, out);
+  }
+  for (int xi = 0; xi < kPoints; ++xi) points[winograd_point(l, point, xi, j)] = out[xi];
+}
+
 /// V[xi][c][t] = (B^T d B)[xi] for job = c * count + t: the source patch of tile t0 + t of
 /// group g, zero outside the source image.
 template <int M>
 CONVLAB_HD void winograd_input_tile(const winograd::WinogradLayout& l, int64_t g, const float* src,
                                     int64_t t0, int64_t count, int64_t job, float* v) {
-  constexpr int kAlpha = winograd::Tile<M>::alpha, kPoints = winograd::Tile<M>::points;
   const WinogradJob j = winograd_job(l, g, /*source=*/true, t0, count, job);
-  float d[kPoints], out[kPoints];
-  winograd_gather<kAlpha>(src + j.plane, l.src_h, l.src_w, j.th * M - l.offset_h,
-                          j.tw * M - l.offset_w, d);
-  winograd::input_transform<M>(d, out);
-  for (int xi = 0; xi < kPoints; ++xi) v[winograd_point(l, l.input_point, xi, j)] = out[xi];
+  winograd_patch_to_points<M, PatchTransform::input>(l, j, src + j.plane, l.src_h, l.src_w,
+                                                     j.th * M - l.offset_h, j.tw * M - l.offset_w,
+                                                     l.input_point, v);
 }
 
 /// The destination tile t0 + t of channel k (job = k * count + t) of group g: A^T M A, the
@@ -121,12 +142,9 @@ template <int M>
 CONVLAB_HD void winograd_gradient_tile(const winograd::WinogradLayout& l, int64_t g,
                                        const float* dy, int64_t t0, int64_t count, int64_t job,
                                        float* prod) {
-  constexpr int kPoints = winograd::Tile<M>::points;
   const WinogradJob j = winograd_job(l, g, /*source=*/false, t0, count, job);
-  float tile[M * M], out[kPoints];
-  winograd_gather<M>(dy + j.plane, l.dst_h, l.dst_w, j.th * M, j.tw * M, tile);
-  winograd::output_adjoint<M>(tile, out);
-  for (int xi = 0; xi < kPoints; ++xi) prod[winograd_point(l, l.product_point, xi, j)] = out[xi];
+  winograd_patch_to_points<M, PatchTransform::output_adjoint>(
+      l, j, dy + j.plane, l.dst_h, l.dst_w, j.th * M, j.tw * M, l.product_point, prod);
 }
 
 /// dw[k, c] = G^T dU[.][k][c] G for kc = k * C/g + c of group g (backward-filter).
