@@ -84,13 +84,10 @@ def fastest(group):
         a for _, a in timed if a != best and separated(group[a], group[best]) == 0) + ")"
 
 
-def onednn_kernel(group, impls, pass_name):
-    """The implementation oneDNN ran for cpu.onednn: its plan_kernel, else the verbose log."""
+def onednn_kernel(group):
+    """The implementation oneDNN ran for cpu.onednn: its row's plan_kernel."""
     row = group.get(BASELINE)
-    if row and row.get("plan_kernel"):
-        return row["plan_kernel"]
-    any_row = next(iter(group.values()))
-    return impls.get(f"{any_row['descriptor']}|{pass_name}", "not recorded")
+    return (row or {}).get("plan_kernel") or "not recorded"
 
 
 def workspace_ratio(row, base):
@@ -100,7 +97,7 @@ def workspace_ratio(row, base):
     return f"{w / b:.1f}×" if b else f"{w / 2**20:.0f} MiB vs 0"
 
 
-def sweep_table(rows, impls):
+def sweep_table(rows):
     """Two tables: every algorithm's time, then each own strategy against its counterpart."""
     head = ("| layer | kernel | pass | " + " | ".join(f"{a} ms [min–max]" for a in ALGORITHMS) +
             " |")
@@ -117,7 +114,7 @@ def sweep_table(rows, impls):
             *[ms(group.get(a)) for a in ALGORITHMS]]) + " |")
         im2col = group.get("cpu.im2col")
         ratios.append("| " + " | ".join([
-            name, pass_name, f"`{onednn_kernel(group, impls, pass_name)}`",
+            name, pass_name, f"`{onednn_kernel(group)}`",
             *[speed_ratio(group.get(a), group.get(b))[0] for a, b in COUNTERPART.items()],
             fastest(group), ", ".join(workspace_ratio(group.get(a), im2col) for a in
                                       ("cpu.fft", "cpu.fft_tiled", "cpu.winograd"))]) + " |")
@@ -360,7 +357,6 @@ oneDNN reports for the primitive it made).
         for label, data, machine, sweeps in datasets:
             rows = sweeps[name][1]
             record = machine["sweeps"][name]
-            impls = machine.get("onednn_implementations", {})
             parts.append(f"""### At {label}
 
 ```
@@ -370,7 +366,7 @@ oneDNN reports for the primitive it made).
 {len(rows)} rows in {record['wall_s']:.0f} s, load average {record['load_before'][0]:.1f} before,
 {record['load_after'][0]:.1f} after.
 
-{sweep_table(rows, impls)}
+{sweep_table(rows)}
 
 {findings(name, rows, machine_line(machine))}
 """)

@@ -18,6 +18,13 @@ constexpr std::array<const char*, kCount> kKeyNames = {"g",  "mb", "ic", "ih", "
                                                        "oh", "ow", "kh", "kw", "sh", "sw",
                                                        "ph", "pw", "dh", "dw"};
 
+// The keys as messages list them: "g mb ic ... dw".
+std::string key_list() {
+  std::string list;
+  for (const char* k : kKeyNames) list += (list.empty() ? "" : " ") + std::string(k);
+  return list;
+}
+
 // Descriptors are quoted in messages up to this length (a shape-file line may be long).
 constexpr size_t kQuotedChars = 200;
 
@@ -112,8 +119,7 @@ class Parser {
                       "padding follows from a given output size (oh, ow)");
     }
     parse_error(text_, pos,
-                "unknown key '" + excerpt(key, 20) +
-                    "': expected one of g mb ic ih iw oc oh ow kh kw sh sw ph pw dh dw n");
+                "unknown key '" + excerpt(key, 20) + "': expected one of " + key_list() + " n");
   }
 
   size_t parse_number(size_t pos, std::string_view key, int64_t* out) const {
@@ -347,8 +353,7 @@ std::string edit_descriptor(std::string_view text,
     const auto* at = std::find(kKeyNames.begin(), kKeyNames.end(), key);
     if (at == kKeyNames.end()) {
       throw Error(ErrorCode::invalid_argument,
-                  "unknown descriptor key '" + excerpt(key, 20) +
-                      "'; known: g mb ic ih iw oc oh ow kh kw sh sw ph pw dh dw");
+                  "unknown descriptor key '" + excerpt(key, 20) + "'; known: " + key_list());
     }
     wanted[at - kKeyNames.begin()] = value;  // a key set twice: the last value holds
   }
