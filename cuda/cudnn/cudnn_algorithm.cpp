@@ -41,7 +41,7 @@ class CudnnPlan final : public Plan {
         problem_(problem),
         pass_(pass),
         algo_(algo),
-        bound_(cudnn_error_bound(family, problem, settings.allow_tf32)),
+        bound_(cudnn_error_bound(family, problem, pass, settings.allow_tf32)),
         context_(cudnn_context(settings.device)),
         handle_(cudnn_handle(context_)),
         descriptors_(problem, settings.allow_tf32) {
@@ -136,8 +136,9 @@ class CudnnAlgorithm final : public Algorithm {
                                        entry_.family, settings);
   }
 
-  ErrorBound error_bound(const ConvProblem& problem, Pass) const override {
-    return cudnn_error_bound(entry_.family, problem, gpu_settings(default_knobs(info_)).allow_tf32);
+  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
+    return cudnn_error_bound(entry_.family, problem, pass,
+                             gpu_settings(default_knobs(info_)).allow_tf32);
   }
   DeviceContext& context() const override { return cudnn_context(default_device_index()); }
   DeviceContext& plan_context(const KnobValues& knobs) const override {

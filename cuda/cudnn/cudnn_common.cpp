@@ -9,6 +9,7 @@
 #include "convlab/error.hpp"
 #include "cuda/common/math_mode.hpp"
 #include "cuda/common/run_stream.hpp"
+#include "strategy/winograd_host.hpp"
 
 namespace convlab::cuda {
 
@@ -191,14 +192,15 @@ Support cudnn_fits_legacy_api(const ConvProblem& p) {
   return Support::yes();
 }
 
-ErrorBound cudnn_error_bound(Family family, const ConvProblem& p, bool tf32) {
+ErrorBound cudnn_error_bound(Family family, const ConvProblem& p, Pass pass, bool tf32) {
   // Direct and GEMM algorithms sum the same products as the reference in fp32, in some
   // order (split reductions, atomics): the elementwise bound with the GEMM factor.
   // FFT and Winograd transform whole tiles, spreading rounding over them: the normwise
   // bound. cuDNN does not say its transform sizes; the full padded plane rounded up to a
   // power of two is an upper bound on the FFT size, so log2 of it bounds the tile log too.
-  // Winograd's transforms (F(2x2,3x3) ... F(6x6,3x3)) amplify rounding by their matrix
-  // norms (tens for the larger tiles); its factor covers F(6x6,3x3) on 8x8 tiles.
+  // Nor does it say its Winograd tiles (it runs 5x5 kernels too, on tiles whose rounding grows
+  // faster than F(4x4,3x3)'s): the bound derived for the largest published tile, from its
+  // transform matrices (strategy/winograd_host.hpp).
   auto log2_ceil = [](int64_t v) { return std::ceil(std::log2(double(std::max<int64_t>(v, 2)))); };
   if (family == Family::fft || family == Family::fft_tiled) {
     const double log2_size =
@@ -206,7 +208,9 @@ ErrorBound cudnn_error_bound(Family family, const ConvProblem& p, bool tf32) {
     return {ErrorBound::Kind::normwise, math_mode_factor(16.0, tf32), log2_size};
   }
   if (family == Family::winograd) {
-    return {ErrorBound::Kind::normwise, math_mode_factor(64.0, tf32), 6.0};
+    ErrorBound bound = winograd::vendor_winograd_error_bound(p, pass, /*partial_sums=*/1);
+    bound.factor = math_mode_factor(bound.factor, tf32);
+    return bound;
   }
   return {ErrorBound::Kind::elementwise, math_mode_factor(16.0, tf32), 0.0};
 }

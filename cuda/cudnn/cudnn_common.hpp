@@ -59,7 +59,7 @@ Support cudnn_fits_legacy_api(const ConvProblem& problem);
 
 /// The error bound of a legacy algorithm by its family: elementwise for the direct/GEMM
 /// ones, normwise for FFT and Winograd (both transform the data), scaled for TF32.
-ErrorBound cudnn_error_bound(Family family, const ConvProblem& problem, bool tf32);
+ErrorBound cudnn_error_bound(Family family, const ConvProblem& problem, Pass pass, bool tf32);
 
 /// The context of device `device`, checked usable with cuDNN (Error{unavailable} otherwise).
 CudaContext& cudnn_context(int device);

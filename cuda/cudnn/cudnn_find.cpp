@@ -129,7 +129,7 @@ class FindPlan final : public Plan {
     for (const CudnnAlgoName& entry : cudnn_algo_names()) {
       if (cudnn_algo_for(entry, pass_) == choice_.algo) family = entry.family;
     }
-    return cudnn_error_bound(family, problem_, choice_.math != CUDNN_FMA_MATH);
+    return cudnn_error_bound(family, problem_, pass_, choice_.math != CUDNN_FMA_MATH);
   }
 
  protected:
@@ -209,10 +209,15 @@ class FindAlgorithm final : public Algorithm {
     return std::make_unique<FindPlan>(problem, pass, settings, *knob_bytes(knobs, "workspace"));
   }
 
-  // Before planning any family may be picked: the loosest one's bound (normwise FFT). A
-  // plan's own bound (FindPlan::error_bound) is that of its pick.
-  ErrorBound error_bound(const ConvProblem& problem, Pass) const override {
-    return cudnn_error_bound(Family::fft, problem, gpu_settings(default_knobs(info())).allow_tf32);
+  // Before planning any family may be picked: the loosest of the normwise bounds (FFT's and
+  // Winograd's; which one is looser depends on the problem). A plan's own bound
+  // (FindPlan::error_bound) is that of its pick.
+  ErrorBound error_bound(const ConvProblem& problem, Pass pass) const override {
+    const bool tf32 = gpu_settings(default_knobs(info())).allow_tf32;
+    const ErrorBound fft = cudnn_error_bound(Family::fft, problem, pass, tf32);
+    const ErrorBound winograd = cudnn_error_bound(Family::winograd, problem, pass, tf32);
+    auto weight = [](const ErrorBound& b) { return b.factor * std::max(b.log2_size, 1.0); };
+    return weight(fft) >= weight(winograd) ? fft : winograd;
   }
   DeviceContext& context() const override { return cudnn_context(default_device_index()); }
   DeviceContext& plan_context(const KnobValues& knobs) const override {

@@ -4,6 +4,7 @@
 // WinogradOptions of winograd_geometry.hpp, its error bound (derived at the top of
 // lib/cpu/winograd/cpu_winograd.cpp) and the PlanInfo of a plan. Never compiled for a device.
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "convlab/algorithm.hpp"
 #include "convlab/knobs.hpp"
 #include "strategy/winograd_geometry.hpp"
+#include "strategy/winograd_toom_cook.hpp"
 #include "strategy/winograd_transform.hpp"
 
 namespace convlab::winograd {
@@ -74,19 +76,22 @@ inline WinogradOptions winograd_options(const KnobValues& knobs, WinogradOptions
   return base;
 }
 
-/// The normwise bound of F(m x m, 3 x 3) for (problem, pass), with `partial_sums` per-worker
-/// dU partials added at the end of backward-filter (the CPU's threads; 1 on the GPU). The
-/// derivation is in lib/cpu/winograd/cpu_winograd.cpp; no fitted constant.
-inline ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m,
+/// The normwise bound of F(m x m, r x r) with growth factor `beta` for (problem, pass), with
+/// `partial_sums` per-worker dU partials added at the end of backward-filter (the CPU's
+/// threads; 1 on the GPU). The derivation (for r = 3) is in lib/cpu/winograd/cpu_winograd.cpp;
+/// r enters only the filter transform's chain (2 (r + 1)) and m, alpha the tile overlap (an
+/// input lies in at most ceil(alpha / m) tiles per dimension). No fitted constant.
+inline ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m, int r, double beta,
                                        int64_t partial_sums) {
-  const double alpha = m + 2;
+  const double alpha = m + r - 1;
+  const double filter_chain = 2.0 * (r + 1);
   double chain = 0;
   switch (pass) {
     case Pass::forward:
-      chain = 4 * alpha + 9 + double(p.c_per_group());
+      chain = 4 * alpha + filter_chain + 1 + double(p.c_per_group());
       break;
     case Pass::backward_data:
-      chain = 4 * alpha + 9 + double(p.k_per_group());
+      chain = 4 * alpha + filter_chain + 1 + double(p.k_per_group());
       break;
     case Pass::backward_filter: {
       // Tiles per group, at most as many chunks, and the sum of the workers' partials.
@@ -95,8 +100,27 @@ inline ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m,
       break;
     }
   }
+  const double overlap = std::ceil(alpha / m);
+  return ErrorBound{ErrorBound::Kind::normwise, overlap * beta * 6 * std::sqrt(chain) + 3, 0.0};
+}
+
+/// The bound of our F(m x m, 3 x 3), m = 2 or 4 (winograd_transform.hpp's tables).
+inline ErrorBound winograd_error_bound(const ConvProblem& p, Pass pass, int m,
+                                       int64_t partial_sums) {
   const double beta = m == 2 ? growth_factor<2>() : growth_factor<4>();
-  return ErrorBound{ErrorBound::Kind::normwise, 2 * beta * 6 * std::sqrt(chain) + 3, 0.0};
+  return winograd_error_bound(p, pass, m, 3, beta, partial_sums);
+}
+
+/// The bound of a Winograd whose tile is not known (a vendor's: cuDNN does not say which
+/// F(m, r) it runs): that of the largest tile in use in the published Winograd convolution
+/// kernels, alpha = 8 points per dimension (F(6x6,3x3), F(4x4,5x5)), whose growth bounds that of
+/// the smaller tiles (winograd_toom_cook.hpp), with the Toom-Cook points of the construction
+/// there. For an r >= 8 kernel, F(1, r). `partial_sums`: as above.
+inline ErrorBound vendor_winograd_error_bound(const ConvProblem& p, Pass pass,
+                                              int64_t partial_sums) {
+  const int r = static_cast<int>(std::max<int64_t>(1, std::max(p.r, p.s)));
+  const int m = std::max(1, 9 - r);
+  return winograd_error_bound(p, pass, m, r, growth_factor(toom_cook(m, r)), partial_sums);
 }
 
 /// The bound when the knobs are not known: the larger of the two variants'.
