@@ -126,12 +126,12 @@ class FftPlanHandle {
                                                 CUFFT_CB_ST_REAL, caller_info_));
     }
     CONVLAB_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
-    long long n[2] = {l.n[0], l.n[1]}, in[2] = {l.inembed[0], l.inembed[1]},
-              out[2] = {l.onembed[0], l.onembed[1]};
     std::size_t work = 0;
-    CONVLAB_CUFFT_CHECK(cufftMakePlanMany64(handle_, l.rank, n, in, l.istride, l.idist, out,
-                                            l.ostride, l.odist, l.forward ? CUFFT_R2C : CUFFT_C2R,
-                                            l.batch, &work));
+    const cufftResult status = make_plan(handle_, l, &work);
+    if (status != CUFFT_SUCCESS && crop_callback && status != CUFFT_ALLOC_FAILED) {
+      refuse_if_only_the_callback_fails(l, status);
+    }
+    CONVLAB_CUFFT_CHECK(status);
     CONVLAB_CUFFT_CHECK(cufftSetStream(handle_, stream));
     return work;
   }
@@ -139,6 +139,34 @@ class FftPlanHandle {
   cufftHandle get() const { return handle_; }
 
  private:
+  static cufftResult make_plan(cufftHandle handle, const CufftLayout& l, std::size_t* work) {
+    long long n[2] = {l.n[0], l.n[1]}, in[2] = {l.inembed[0], l.inembed[1]},
+              out[2] = {l.onembed[0], l.onembed[1]};
+    return cufftMakePlanMany64(handle, l.rank, n, in, l.istride, l.idist, out, l.ostride, l.odist,
+                               l.forward ? CUFFT_R2C : CUFFT_C2R, l.batch, work);
+  }
+
+  // cuFFT links an LTO callback into its kernels at plan time (nvJitLink), and that link can
+  // fail on a machine where everything else works: on the H200 lent on 2026-12-04 (CUDA 13.0,
+  // cuFFT 12.0.0.61, driver 580) every plan with any LTO callback, even NVIDIA's sample's
+  // 1-D one, failed with CUFFT_INTERNAL_ERROR. When the same plan without the callback is
+  // made, the crop cannot be fused on this machine: unsupported (crop=separate runs), not a
+  // backend failure.
+  static void refuse_if_only_the_callback_fails(const CufftLayout& l, cufftResult status) {
+    cufftHandle plain = 0;
+    if (cufftCreate(&plain) != CUFFT_SUCCESS) return;
+    std::size_t work = 0;
+    cufftSetAutoAllocation(plain, 0);
+    const cufftResult without = make_plan(plain, l, &work);
+    cufftDestroy(plain);
+    if (without != CUFFT_SUCCESS) return;
+    throw Error(ErrorCode::unsupported,
+                "crop=fused: cuFFT could not make the C2R plan with the LTO store callback (" +
+                    cufft_status_name(status) +
+                    ") although it makes the same plan without it: cuFFT's link of LTO "
+                    "callbacks fails on this machine; crop=separate computes the same");
+  }
+
   cufftHandle handle_ = 0;
   bool made_ = false;
   void* caller_info_[1] = {nullptr};  // one device; kept for the plan's life
