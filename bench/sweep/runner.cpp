@@ -194,10 +194,17 @@ Row run_case(const Case& c, const RunSettings& settings) {
   try {
     run_measured(c, settings, row);
   } catch (const convlab::Error& e) {
-    // A budget refusal is a disposition, not a failure (the sweep raises it before running).
-    const Status status =
-        e.code() == convlab::ErrorCode::over_budget ? Status::over_budget : Status::error;
-    mark(row, status, std::string(convlab::to_string(e.code())) + ": " + e.what());
+    // Refusals are dispositions, not failures: a budget's (the sweep raises it before
+    // running), and a plan's that finds what supports() could not know (a library that
+    // declines the problem, or cannot run it on this machine), whose reason reads as
+    // supports()'s does.
+    if (e.code() == convlab::ErrorCode::unsupported) {
+      mark(row, Status::unsupported, e.what());
+    } else {
+      const Status status =
+          e.code() == convlab::ErrorCode::over_budget ? Status::over_budget : Status::error;
+      mark(row, status, std::string(convlab::to_string(e.code())) + ": " + e.what());
+    }
   } catch (const std::exception& e) {
     mark(row, Status::error, std::string("exception: ") + e.what());
   }

@@ -39,6 +39,7 @@ enum class Behaviour {
   leave_unset,  // writes nothing: the poisoned NaNs stay
   sleep_20ms,   // exact, after sleeping (for the repetition cap)
   throw_in_plan,
+  refuse_in_plan,  // supports() says yes, plan() finds it cannot (a library refuses at plan time)
   over_budget,
   unsupported,
   unavailable,
@@ -116,6 +117,9 @@ class FakeAlgorithm final : public convlab::Algorithm {
     }
     if (b_ == Behaviour::over_budget) {
       throw convlab::Error(convlab::ErrorCode::over_budget, "fake: 3 GiB over a 1 GiB budget");
+    }
+    if (b_ == Behaviour::refuse_in_plan) {
+      throw convlab::Error(convlab::ErrorCode::unsupported, "fake: the library cannot link here");
     }
     return std::make_unique<FakePlan>(p, pass, b_);
   }
@@ -275,6 +279,15 @@ TEST(ConvbenchRunner, BudgetRefusalIsOverBudget) {
   const Row row = run_case(make_case(fake), quick(false));
   EXPECT_EQ(row.status, Status::over_budget);
   EXPECT_NE(row.reason.find("1 GiB budget"), std::string::npos);
+}
+
+TEST(ConvbenchRunner, RefusalAtPlanTimeIsUnsupported) {
+  // An Error{unsupported} from plan() is a refusal, as from supports(): not an error row.
+  FakeAlgorithm fake(Behaviour::refuse_in_plan);
+  const Row row = run_case(make_case(fake), quick(false));
+  EXPECT_EQ(row.status, Status::unsupported);
+  EXPECT_EQ(row.reason, "fake: the library cannot link here");
+  EXPECT_FALSE(row.time_ms.has_value());
 }
 
 TEST(ConvbenchRunner, UnsupportedAndUnavailableCarryTheirReasons) {
