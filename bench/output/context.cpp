@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -50,21 +51,36 @@ std::string cpu_model() {
   return "unknown";
 }
 
-// The NVIDIA kernel driver's version, read without CUDA: "NVRM version: NVIDIA UNIX x86_64
-// Kernel Module  550.54.15  ...". Empty when there is no NVIDIA driver.
+// The NVIDIA kernel driver's version, read without CUDA. Empty when there is no NVIDIA driver.
 std::string nvidia_driver() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return {};
-  const std::string marker = "Kernel Module";
-  size_t at = line.find(marker);
-  if (at == std::string::npos) return line;
-  at = line.find_first_not_of(' ', at + marker.size());
-  if (at == std::string::npos) return line;
-  return line.substr(at, line.find(' ', at) - at);
+  return nvidia_driver_version(line);
 }
 
 }  // namespace
+
+std::string nvidia_driver_version(const std::string& line) {
+  // The first word made of digits and at least one dot: the proprietary module writes
+  // "...Kernel Module  550.54.15  ...", the open one "...Open Kernel Module for x86_64
+  // 580.159.04  ...", so the word after "Kernel Module" is not always the version.
+  size_t at = 0;
+  while (at < line.size()) {
+    const size_t start = line.find_first_not_of(" \t", at);
+    if (start == std::string::npos) break;
+    size_t end = line.find_first_of(" \t", start);
+    if (end == std::string::npos) end = line.size();
+    const std::string word = line.substr(start, end - start);
+    const bool digits_and_dots = word.find_first_not_of("0123456789.") == std::string::npos;
+    if (digits_and_dots && std::isdigit(static_cast<unsigned char>(word.front())) &&
+        word.find('.') != std::string::npos) {
+      return word;
+    }
+    at = end;
+  }
+  return line;
+}
 
 const char* convbench_version() { return CONVLAB_VERSION; }
 

@@ -34,6 +34,10 @@ void add_run_context(Context& context, const RunOptions& options, const std::str
 /// A context value as plain text (strings unquoted), for CSV comments and the table header.
 std::string context_text(const nlohmann::ordered_json& value);
 
+/// The driver version in the first line of /proc/driver/nvidia/version (either kernel
+/// module's wording); the whole line when it names none.
+std::string nvidia_driver_version(const std::string& line);
+
 /// convbench's version (the library's, from convlab/config.hpp).
 const char* convbench_version();
 
