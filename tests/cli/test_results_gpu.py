@@ -61,6 +61,27 @@ class Page(unittest.TestCase):
         self.assertIn("copy 1000 GB/s, SGEMM 50000 GFLOP/s", page)
         self.assertNotIn("## mb 128", page)
 
+    def test_summary_divides_by_the_fastest_cudnn_algorithm(self):
+        rows = [
+            f"s,s:L,{DESCRIPTOR},fwd,cuda.fft,gpu,ok,,3,3,3,100,104857600,1200000000,,fp32",
+            f"s,s:L,{DESCRIPTOR},fwd,cuda.winograd,gpu,ok,,1,1,1,100,0,1000000000,,fp32",
+            f"s,s:L,{DESCRIPTOR},fwd,cudnn.fft,gpu,ok,,4,4,4,100,0,1000000000,,fp32",
+            f"s,s:L,{DESCRIPTOR},fwd,cudnn.gemm,gpu,ok,,2,2,2,100,0,1000000000,,fp32",
+            # cudnn.find is cuDNN's pick of the others, not one more algorithm to beat.
+            f"s,s:L,{DESCRIPTOR},fwd,cudnn.find,gpu,ok,,0.5,0.5,0.5,100,0,1000000000,,fp32"]
+        r, page = self.make({"sweep_mb32.csv": sweep(rows=rows), "ceilings.csv": CEILINGS})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # 3 ms and 1 ms over cudnn.gemm's 2 ms; cuda.fft's 100 MiB workspace; no cuda.im2col row.
+        self.assertIn("| L | fwd | cudnn.gemm | 2 | - | 1.50× (100) | - | 0.50× (0) |", page)
+
+    def test_driver_comes_from_nvidia_smi_when_the_sweep_misread_it(self):
+        summary = "env         PASS    gpu: NVIDIA H200, 580.159.04; cuDNN 9.19.0; 16 cores\n"
+        r, page = self.make({"sweep_mb32.csv": sweep(driver="for"), "ceilings.csv": CEILINGS,
+                             "summary.txt": summary})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("driver 580.159.04 (nvidia-smi, gpu_check's env phase)", page)
+        self.assertNotIn("driver for", page)
+
     def test_rows_without_a_gpu_are_refused_and_the_old_page_kept(self):
         r, page = self.make({"sweep_mb32.csv": sweep(driver="none"), "ceilings.csv": CEILINGS})
         self.assertNotEqual(r.returncode, 0)
