@@ -249,29 +249,43 @@ class WinogradPlan final : public Plan {
     });
   }
 
-  // Runs of consecutive tiles of [t0, t0 + count) along one tile row (at most
-  // kMaxRunTiles): body(image, tile row, tile column, tiles, offset of the first in the chunk).
+  // Runs of kMaxRunTiles consecutive tiles of [t0, t0 + count) (fewer for the last), across
+  // tile rows and images, so that a small image still fills whole vectors:
+  // body(run, offset of its first tile in the chunk). A segment's plane is its image's offset,
+  // n * image_floats; its origin is the tile's, less (shift_h, shift_w).
   template <class Body>
-  void for_each_run(int64_t t0, int64_t count, Body body) const {
+  void for_each_run(int64_t t0, int64_t count, int64_t plane_h, int64_t plane_w,
+                    int64_t image_floats, int64_t shift_h, int64_t shift_w, int64_t point_stride,
+                    Body body) const {
+    TileRun run;
+    run.plane_h = plane_h;
+    run.plane_w = plane_w;
+    run.point_stride = point_stride;
+    int64_t at = 0;
     for (int64_t t = t0; t < t0 + count;) {
       int64_t n, th, tw;
       locate(t, n, th, tw);
-      const int64_t tiles = std::min({l_.tiles_w - tw, t0 + count - t, kMaxRunTiles});
-      body(n, th, tw, tiles, t - t0);
+      const int64_t tiles = std::min({l_.tiles_w - tw, t0 + count - t, kMaxRunTiles - run.tiles});
+      run.add(n * image_floats, th * M - shift_h, tw * M - shift_w, tiles);
       t += tiles;
+      if (run.tiles == kMaxRunTiles || t == t0 + count) {
+        body(run, at);
+        at += run.tiles;
+        run.tiles = 0;
+        run.segments = 0;
+      }
     }
   }
 
   // V[xi][c][tile - t0] = B^T d B for the source patches of tiles [t0, t0 + count).
   void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v) const {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
-    for (int64_t c = 0; c < cs; ++c) {
-      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
-        const TileRun run{l_.src_h, l_.src_w,      th * M - l_.offset_h, tw * M - l_.offset_w,
-                          tiles,    l_.input_point};
-        kernels_.input(M, src + (n * src_total() + g * cs + c) * plane, run, v + c * l_.chunk + at);
-      });
-    }
+    for_each_run(t0, count, l_.src_h, l_.src_w, src_total() * plane, l_.offset_h, l_.offset_w,
+                 l_.input_point, [&](const TileRun& run, int64_t at) {
+                   for (int64_t c = 0; c < cs; ++c) {
+                     kernels_.input(M, src + (g * cs + c) * plane, run, v + c * l_.chunk + at);
+                   }
+                 });
   }
 
   // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count), on the worker's one thread.
@@ -287,25 +301,24 @@ class WinogradPlan final : public Plan {
   // dst tile = A^T M A, the part inside the image written.
   void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod) const {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    for (int64_t k = 0; k < cd; ++k) {
-      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
-        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, l_.product_point};
-        kernels_.output(M, prod + k * l_.chunk + at, run,
-                        dst + (n * dst_total() + g * cd + k) * plane);
-      });
-    }
+    for_each_run(t0, count, l_.dst_h, l_.dst_w, dst_total() * plane, 0, 0, l_.product_point,
+                 [&](const TileRun& run, int64_t at) {
+                   for (int64_t k = 0; k < cd; ++k) {
+                     kernels_.output(M, prod + k * l_.chunk + at, run, dst + (g * cd + k) * plane);
+                   }
+                 });
   }
 
   // P[xi][k][tile - t0] = A dY A^T of the m x m dy tiles (zero past the edge).
   void transform_gradient(int64_t g, const float* dy, int64_t t0, int64_t count,
                           float* prod) const {
     const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    for (int64_t k = 0; k < kg; ++k) {
-      for_each_run(t0, count, [&](int64_t n, int64_t th, int64_t tw, int64_t tiles, int64_t at) {
-        const TileRun run{l_.dst_h, l_.dst_w, th * M, tw * M, tiles, l_.product_point};
-        kernels_.gradient(M, dy + (n * p_.k + g * kg + k) * plane, run, prod + k * l_.chunk + at);
-      });
-    }
+    for_each_run(t0, count, l_.dst_h, l_.dst_w, p_.k * plane, 0, 0, l_.product_point,
+                 [&](const TileRun& run, int64_t at) {
+                   for (int64_t k = 0; k < kg; ++k) {
+                     kernels_.gradient(M, dy + (g * kg + k) * plane, run, prod + k * l_.chunk + at);
+                   }
+                 });
   }
 
   // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg), on the worker's thread.

@@ -1,9 +1,10 @@
 #pragma once
-// cpu.winograd's tile transforms on runs of consecutive tiles along one tile row of one
-// channel plane, compiled once per instruction set (tile_kernels.inc) and chosen at run time
-// (cpu/isa.hpp). A run's tiles are the SIMD lanes: tile i of the run is lane i % L of vector
-// i / L (L = cpu_isa_vector_floats(isa)), so the transform points of consecutive tiles are
-// stored contiguously, the layout the per-point GEMMs read.
+// cpu.winograd's tile transforms on runs of consecutive tiles, compiled once per instruction
+// set (tile_kernels.inc) and chosen at run time (cpu/isa.hpp). A run's tiles are the SIMD
+// lanes: tile i of the run is lane i % L of vector i / L (L = cpu_isa_vector_floats(isa)), so
+// the transform points of consecutive tiles are stored contiguously, the layout the per-point
+// GEMMs read. A run may cross tile rows and images (segments), so that a small image (7x7 is
+// 2 x 2 tiles of F(4,3)) still fills whole vectors.
 
 #include <cstdint>
 
@@ -14,24 +15,39 @@ namespace convlab::winograd {
 /// The most tiles one kernel call takes (a multiple of every ISA's vector).
 inline constexpr int64_t kMaxRunTiles = 64;
 
-/// A run of `tiles` tiles along one tile row of a channel plane (plane_h x plane_w, row-major):
-/// tile i covers plane rows [row, row + extent) and columns [col + i m, col + i m + extent),
-/// extent = alpha for an input patch, m for an output or gradient tile; rows and columns
-/// outside the plane read as zero and are not written. Transform point xi of tile i is at
+/// Consecutive tiles along one tile row of one plane: the plane starts `plane` floats after the
+/// kernel's base pointer; tile i covers plane rows [row, row + extent) and columns
+/// [col + i m, col + i m + extent), extent = alpha for an input patch, m for an output or
+/// gradient tile; rows and columns outside the plane read as zero and are not written.
+struct TileSegment {
+  int64_t plane = 0;
+  int64_t row = 0, col = 0;  ///< may be negative for input patches (padding)
+  int64_t tiles = 0;
+};
+
+/// A run of `tiles` tiles (1 to kMaxRunTiles): its segments in order, over planes of
+/// plane_h x plane_w (row-major). Transform point xi of the run's tile i is at
 /// points[xi * point_stride + i].
 struct TileRun {
   int64_t plane_h = 0, plane_w = 0;
-  int64_t row = 0, col = 0;  ///< may be negative for input patches (padding)
-  int64_t tiles = 0;         ///< 1 to kMaxRunTiles
   int64_t point_stride = 0;
+  int64_t tiles = 0;
+  int segments = 0;
+  TileSegment segment[kMaxRunTiles];
+  /// Appends `count` tiles of one tile row (count <= kMaxRunTiles - tiles).
+  void add(int64_t plane, int64_t row, int64_t col, int64_t count) {
+    segment[segments++] = TileSegment{plane, row, col, count};
+    tiles += count;
+  }
 };
 
-/// V = B^T d B of the run's alpha x alpha input patches of `plane`, into `points`.
-using InputTiles = void (*)(int m, const float* plane, const TileRun& run, float* points);
-/// The part inside the plane of Y = A^T M A of the run's tiles, from `points` into `plane`.
-using OutputTiles = void (*)(int m, const float* points, const TileRun& run, float* plane);
-/// P = A dY A^T of the run's m x m tiles of `plane` (backward-filter), into `points`.
-using GradientTiles = void (*)(int m, const float* plane, const TileRun& run, float* points);
+/// V = B^T d B of the run's alpha x alpha input patches (planes from `base`), into `points`.
+using InputTiles = void (*)(int m, const float* base, const TileRun& run, float* points);
+/// The part inside the planes of Y = A^T M A of the run's tiles, from `points` into the planes
+/// from `base`.
+using OutputTiles = void (*)(int m, const float* points, const TileRun& run, float* base);
+/// P = A dY A^T of the run's m x m tiles (planes from `base`; backward-filter), into `points`.
+using GradientTiles = void (*)(int m, const float* base, const TileRun& run, float* points);
 
 /// U = G w G^T of `count` 3x3 filters, filter i's taps at taps + i * stride (in reverse order
 /// when `flip`: the 180-degree rotation backward-data needs), into points[xi * point_stride +
@@ -54,9 +70,9 @@ struct TileKernels {
 
 #define CONVLAB_DECLARE_TILE_KERNELS(isa)                                                    \
   namespace isa {                                                                            \
-  void input_tiles(int m, const float* plane, const TileRun& run, float* points);            \
-  void output_tiles(int m, const float* points, const TileRun& run, float* plane);           \
-  void gradient_tiles(int m, const float* plane, const TileRun& run, float* points);         \
+  void input_tiles(int m, const float* base, const TileRun& run, float* points);             \
+  void output_tiles(int m, const float* points, const TileRun& run, float* base);            \
+  void gradient_tiles(int m, const float* base, const TileRun& run, float* points);          \
   void filter_tiles(int m, const float* taps, int64_t stride, bool flip, int64_t count,      \
                     int64_t point_stride, float* points);                                    \
   void filter_adjoint_tiles(int m, const float* points, int64_t point_stride, int64_t count, \
