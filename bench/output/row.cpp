@@ -17,43 +17,52 @@ const char* to_string(Status status) noexcept {
 
 namespace {
 
+Cell cell_of(const std::string& text) { return text; }
+
 template <typename T>
-Cell optional_cell(const std::optional<T>& value) {
+Cell cell_of(const std::optional<T>& value) {
   if (!value) return std::monostate{};
   return *value;
+}
+
+// The cell of a field of Row as it is (text, or an optional number: absent when unset), so
+// that a column is its name and its field, and no column can read another's field.
+template <auto Field>
+Cell field_cell(const Row& row) {
+  return cell_of(row.*Field);
 }
 
 }  // namespace
 
 const std::vector<Column>& row_columns() {
   static const std::vector<Column> columns = {
-      {"suite", [](const Row& r) -> Cell { return r.suite; }},
-      {"layer", [](const Row& r) -> Cell { return r.layer; }},
-      {"descriptor", [](const Row& r) -> Cell { return r.descriptor; }},
-      {"pass", [](const Row& r) -> Cell { return r.pass; }},
-      {"algorithm", [](const Row& r) -> Cell { return r.algorithm; }},
-      {"device", [](const Row& r) -> Cell { return r.device; }},
+      {"suite", field_cell<&Row::suite>},
+      {"layer", field_cell<&Row::layer>},
+      {"descriptor", field_cell<&Row::descriptor>},
+      {"pass", field_cell<&Row::pass>},
+      {"algorithm", field_cell<&Row::algorithm>},
+      {"device", field_cell<&Row::device>},
       {"status", [](const Row& r) -> Cell { return std::string(to_string(r.status)); }},
-      {"reason", [](const Row& r) -> Cell { return r.reason; }},
-      {"plan_ms", [](const Row& r) { return optional_cell(r.plan_ms); }},
-      {"time_ms", [](const Row& r) { return optional_cell(r.time_ms); }},
-      {"time_ms_min", [](const Row& r) { return optional_cell(r.time_ms_min); }},
-      {"time_ms_max", [](const Row& r) { return optional_cell(r.time_ms_max); }},
-      {"reps", [](const Row& r) { return optional_cell(r.reps); }},
-      {"cv", [](const Row& r) { return optional_cell(r.cv); }},
-      {"gflops", [](const Row& r) { return optional_cell(r.gflops); }},
-      {"workspace_bytes", [](const Row& r) { return optional_cell(r.workspace_bytes); }},
-      {"total_bytes", [](const Row& r) { return optional_cell(r.total_bytes); }},
-      {"max_abs_err", [](const Row& r) { return optional_cell(r.max_abs_err); }},
-      {"max_rel_err", [](const Row& r) { return optional_cell(r.max_rel_err); }},
-      {"plan_kernel", [](const Row& r) -> Cell { return r.plan_kernel; }},
-      {"plan_transform", [](const Row& r) -> Cell { return r.plan_transform; }},
-      {"plan_tile", [](const Row& r) -> Cell { return r.plan_tile; }},
-      {"plan_workspace_split", [](const Row& r) -> Cell { return r.plan_workspace_split; }},
-      {"plan_details", [](const Row& r) -> Cell { return r.plan_details; }},
-      {"knobs", [](const Row& r) -> Cell { return r.knobs; }},
-      {"math_mode", [](const Row& r) -> Cell { return r.math_mode; }},
-      {"family", [](const Row& r) -> Cell { return r.family; }},
+      {"reason", field_cell<&Row::reason>},
+      {"plan_ms", field_cell<&Row::plan_ms>},
+      {"time_ms", field_cell<&Row::time_ms>},
+      {"time_ms_min", field_cell<&Row::time_ms_min>},
+      {"time_ms_max", field_cell<&Row::time_ms_max>},
+      {"reps", field_cell<&Row::reps>},
+      {"cv", field_cell<&Row::cv>},
+      {"gflops", field_cell<&Row::gflops>},
+      {"workspace_bytes", field_cell<&Row::workspace_bytes>},
+      {"total_bytes", field_cell<&Row::total_bytes>},
+      {"max_abs_err", field_cell<&Row::max_abs_err>},
+      {"max_rel_err", field_cell<&Row::max_rel_err>},
+      {"plan_kernel", field_cell<&Row::plan_kernel>},
+      {"plan_transform", field_cell<&Row::plan_transform>},
+      {"plan_tile", field_cell<&Row::plan_tile>},
+      {"plan_workspace_split", field_cell<&Row::plan_workspace_split>},
+      {"plan_details", field_cell<&Row::plan_details>},
+      {"knobs", field_cell<&Row::knobs>},
+      {"math_mode", field_cell<&Row::math_mode>},
+      {"family", field_cell<&Row::family>},
   };
   return columns;
 }
