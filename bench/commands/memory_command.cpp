@@ -29,23 +29,11 @@ using convlab::format_size;
 
 const std::vector<FieldColumn>& memory_columns() {
   static const std::vector<FieldColumn> columns = case_columns({
-      {"source"},
-      {"reason"},
-      {"batch", FieldType::integer},
-      {"x_bytes", FieldType::integer},
-      {"w_bytes", FieldType::integer},
-      {"y_bytes", FieldType::integer},
-      {"weights_bytes", FieldType::integer},
-      {"weight_grad_bytes", FieldType::integer},
-      {"optimizer_bytes", FieldType::integer},
-      {"activation_bytes", FieldType::integer},
-      {"gradient_bytes", FieldType::integer},
-      {"workspace_bytes", FieldType::integer},
-      {"total_bytes", FieldType::integer},
-      {"over_budget"},
-      {"fits"},
-      {"does_not_fit"},
-      {"largest_batch"},
+      {FieldType::text, {"source", "reason"}},
+      {FieldType::integer,
+       {"batch", "x_bytes", "w_bytes", "y_bytes", "weights_bytes", "weight_grad_bytes",
+        "optimizer_bytes", "activation_bytes", "gradient_bytes", "workspace_bytes", "total_bytes"}},
+      {FieldType::text, {"over_budget", "fits", "does_not_fit", "largest_batch"}},
   });
   return columns;
 }

@@ -27,20 +27,15 @@ std::string real(double v) { return format_real(v); }
 
 const std::vector<FieldColumn>& predict_columns() {
   static const std::vector<FieldColumn> columns = case_columns({
-      {"family"},
-      {"card"},
-      {"flops", FieldType::real},
-      {"bytes", FieldType::real},
-      {"compute_ms", FieldType::real},
-      {"memory_ms", FieldType::real},
-      {"bound"},
-      {"efficiency", FieldType::real},
-      {"calibrated"},
-      {"time_ms", FieldType::real},
-      {"rank", FieldType::integer},
+      {FieldType::text, {"family", "card"}},
+      {FieldType::real, {"flops", "bytes", "compute_ms", "memory_ms"}},
+      {FieldType::text, {"bound"}},
+      {FieldType::real, {"efficiency"}},
+      {FieldType::text, {"calibrated"}},
+      {FieldType::real, {"time_ms"}},
+      {FieldType::integer, {"rank"}},
       // Last, so that readers of the earlier columns by position still work.
-      {"predicted_ms_low", FieldType::real},
-      {"predicted_ms_high", FieldType::real},
+      {FieldType::real, {"predicted_ms_low", "predicted_ms_high"}},
   });
   return columns;
 }

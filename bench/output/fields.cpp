@@ -20,13 +20,19 @@ void write_fields_csv(std::ostream& out, const Context& context,
   }
 }
 
-std::vector<FieldColumn> case_columns(const std::vector<FieldColumn>& more) {
+std::vector<FieldColumn> columns_of(const std::vector<FieldColumns>& runs) {
   std::vector<FieldColumn> columns;
-  for (const char* name : {"kind", "suite", "layer", "descriptor", "pass", "algorithm"}) {
-    columns.push_back({name});
+  for (const FieldColumns& run : runs) {
+    for (const std::string& name : run.names) columns.push_back({name, run.type});
   }
-  columns.insert(columns.end(), more.begin(), more.end());
   return columns;
+}
+
+std::vector<FieldColumn> case_columns(const std::vector<FieldColumns>& more) {
+  std::vector<FieldColumns> runs = {
+      {FieldType::text, {"kind", "suite", "layer", "descriptor", "pass", "algorithm"}}};
+  runs.insert(runs.end(), more.begin(), more.end());
+  return columns_of(runs);
 }
 
 nlohmann::ordered_json fields_json(const Fields& row, const std::vector<FieldColumn>& columns,

@@ -20,9 +20,19 @@ struct FieldColumn {
   FieldType type = FieldType::text;
 };
 
+/// Consecutive columns of one type, given by their names: a long run of byte counts is one
+/// list, e.g. {FieldType::integer, {"x_bytes", "w_bytes", "y_bytes"}}.
+struct FieldColumns {
+  FieldType type = FieldType::text;
+  std::vector<std::string> names;
+};
+
+/// The columns of `runs`, in order.
+std::vector<FieldColumn> columns_of(const std::vector<FieldColumns>& runs);
+
 /// The columns of a per-case report row (memory, predict): kind, suite, layer, descriptor,
 /// pass, algorithm, then `more`.
-std::vector<FieldColumn> case_columns(const std::vector<FieldColumn>& more);
+std::vector<FieldColumn> case_columns(const std::vector<FieldColumns>& more);
 
 /// One row: column name -> text (a column a row lacks is absent).
 using Fields = std::map<std::string, std::string>;

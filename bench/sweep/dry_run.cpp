@@ -17,29 +17,16 @@ namespace convbench {
 namespace {
 
 const std::vector<FieldColumn>& dry_run_columns() {
-  constexpr FieldType integer = FieldType::integer, real = FieldType::real;
-  static const std::vector<FieldColumn> columns = {
-      {"index", integer},
-      {"suite"},
-      {"layer"},
-      {"descriptor"},
-      {"pass"},
-      {"algorithm"},
-      {"device"},
-      {"knobs"},
+  static const std::vector<FieldColumn> columns = columns_of({
+      {FieldType::integer, {"index"}},
+      {FieldType::text, {"suite", "layer", "descriptor", "pass", "algorithm", "device", "knobs"}},
       // The memory, as `convbench memory` gives it.
-      {"source"},
-      {"reason"},
-      {"x_bytes", integer},
-      {"w_bytes", integer},
-      {"y_bytes", integer},
-      {"workspace_bytes", integer},
-      {"total_bytes", integer},
-      {"over_budget"},
+      {FieldType::text, {"source", "reason"}},
+      {FieldType::integer, {"x_bytes", "w_bytes", "y_bytes", "workspace_bytes", "total_bytes"}},
+      {FieldType::text, {"over_budget"}},
       // The estimate, its range after the point as in `convbench predict`.
-      {"estimated_ms", real},
-      {"estimated_ms_low", real},
-      {"estimated_ms_high", real}};
+      {FieldType::real, {"estimated_ms", "estimated_ms_low", "estimated_ms_high"}},
+  });
   return columns;
 }
 
