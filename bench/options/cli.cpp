@@ -74,11 +74,16 @@ void add_report_options(CLI::App* app, LayerOptions& layers, const std::string& 
   add_output_options(app, format, out, "Also write FILE.csv or FILE.json");
 }
 
-// A subcommand with its one-line description and its help footer (examples first).
+// A subcommand with its one-line description and its help footer: "Examples:", one line per
+// example (the arguments after `convbench NAME`), then `notes`.
 CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description,
-                      const std::string& footer) {
+                      const std::vector<std::string>& examples, const std::string& notes = "") {
+  std::string footer = "Examples:\n";
+  for (const std::string& arguments : examples) {
+    footer += "  convbench " + name + (arguments.empty() ? "" : " " + arguments) + "\n";
+  }
   CLI::App* command = app.add_subcommand(name, description);
-  command->footer(footer);
+  command->footer(footer + notes);
   return command;
 }
 
@@ -88,9 +93,7 @@ CLI::App* add_list_command(CLI::App& app, ListOptions& options) {
   CLI::App* list =
       add_command(app, "list",
                   "List the algorithms (device, availability, determinism) and the built-in suites",
-                  "Examples:\n"
-                  "  convbench list\n"
-                  "  convbench list --format json\n");
+                  {"", "--format json"});
   list->add_option("--format", options.format, "Output format")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"table", "json"}))
@@ -101,13 +104,10 @@ CLI::App* add_list_command(CLI::App& app, ListOptions& options) {
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   CLI::App* run = add_command(
       app, "run", "Sweep layers x passes x algorithms and report time, memory and accuracy",
-      "Examples:\n"
-      "  convbench run --shape mb32ic64ih56oc64kh3ph1 --shape mb32ic128ih28oc128kh3ph1 --passes "
-      "fwd "
-      "--check\n"
-      "  convbench run --suite resnet50 --mb 32 --algos 'cpu.*' --out resnet50.csv\n"
-      "  convbench run --suite vgg16 --card gtx970 --select --out vgg16.csv --resume\n"
-      "  convbench run --shape mb8ic64ih56oc64kh3ph1 --vary kh=1:7:2 --passes fwd --dry-run\n");
+      {"--shape mb32ic64ih56oc64kh3ph1 --shape mb32ic128ih28oc128kh3ph1 --passes fwd --check",
+       "--suite resnet50 --mb 32 --algos 'cpu.*' --out resnet50.csv",
+       "--suite vgg16 --card gtx970 --select --out vgg16.csv --resume",
+       "--shape mb8ic64ih56oc64kh3ph1 --vary kh=1:7:2 --passes fwd --dry-run"});
   add_layer_options(run, o, "A benchdnn descriptor, e.g. mb32ic64ih56oc64kh3ph1, once per --shape",
                     "Comma-separated algorithm names or globs, e.g. 'cpu.*,reference' "
                     "(default: every available algorithm; reference only with --check)");
@@ -220,12 +220,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 CLI::App* add_memory_command(CLI::App& app, MemoryOptions& o) {
   CLI::App* memory = add_command(
       app, "memory", "Memory per layer x algorithm x pass and per network; fits per card",
-      "Examples:\n"
-      "  convbench memory --suite resnet50 --mb 64 --cards gtx970,titan-x\n"
-      "  convbench memory --suite vgg16 --inference --cards all --format csv --out "
-      "vgg16-memory.csv\n"
-      "  convbench memory --shape mb32ic3ih224oc64kh7sh2ph3 --algos 'cpu.*' --passes fwd "
-      "--memory-budget 3.5GiB\n");
+      {"--suite resnet50 --mb 64 --cards gtx970,titan-x",
+       "--suite vgg16 --inference --cards all --format csv --out vgg16-memory.csv",
+       "--shape mb32ic3ih224oc64kh7sh2ph3 --algos 'cpu.*' --passes fwd --memory-budget 3.5GiB"});
   add_report_options(memory, o.layers, "every available algorithm but the reference", o.cards,
                      "Cards to check: ids, comma lists, 'all', or FILE.json", o.format, o.out);
   memory->add_option("--memory-budget", o.memory_budget, "Flag everything over SIZE, e.g. 3.5GiB")
@@ -248,10 +245,9 @@ CLI::App* add_memory_command(CLI::App& app, MemoryOptions& o) {
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   CLI::App* predict = add_command(
       app, "predict", "Roofline time per layer x algorithm x card, and a ranking of the cards",
-      "Examples:\n"
-      "  convbench predict --suite resnet50 --mb 32 --cards gtx970,titan-x,v100\n"
-      "  convbench predict --shape mb64ic256ih14oc256kh3ph1 --algos 'cuda.*' --format json\n"
-      "  convbench predict --suite alexnet --cards all --format csv --out alexnet-predict.csv\n");
+      {"--suite resnet50 --mb 32 --cards gtx970,titan-x,v100",
+       "--shape mb64ic256ih14oc256kh3ph1 --algos 'cuda.*' --format json",
+       "--suite alexnet --cards all --format csv --out alexnet-predict.csv"});
   add_report_options(predict, o.layers, "every registered algorithm but the reference", o.cards,
                      "Cards: ids, comma lists, 'all' (default), or FILE.json", o.format, o.out);
   add_calibration_options(predict, o.calibration, "");
@@ -261,9 +257,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
 CLI::App* add_merge_command(CLI::App& app, MergeOptions& o) {
   CLI::App* merge = add_command(
       app, "merge", "Concatenate the CSVs of a sharded sweep; report missing and duplicate cases",
-      "Examples:\n"
-      "  convbench merge resnet50.csv part-1.csv part-2.csv\n"
-      "  convbench merge resnet50.csv part-*.csv --allow-incomplete\n");
+      {"resnet50.csv part-1.csv part-2.csv", "resnet50.csv part-*.csv --allow-incomplete"});
   merge->add_option("OUT", o.out, "The merged CSV to write")->type_name("FILE")->required();
   merge->add_option("IN", o.inputs, "The shards' CSVs")
       ->type_name("FILE")
@@ -279,9 +273,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       app, "compare",
       "Compare two sweep CSVs case by case: B/A per case, geometric mean, and a verdict only "
       "where the difference exceeds both runs' noise",
-      "Examples:\n"
-      "  convbench compare before.csv after.csv\n"
-      "  convbench compare laptop.csv server.csv --format csv --out ab.csv\n"
+      {"before.csv after.csv", "laptop.csv server.csv --format csv --out ab.csv"},
       "A case is slower/faster only when every repetition of B lies beyond every repetition\n"
       "of A and that separation has a chance below --alpha without a real difference\n"
       "(exact Mann-Whitney, 2/C(m+n,m)); otherwise within_noise or too_few_reps.\n");
