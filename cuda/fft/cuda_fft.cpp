@@ -338,31 +338,33 @@ class CudaFftPlan final : public Plan {
 };
 
 std::vector<KnobSpec> cuda_fft_knobs() {
-  std::vector<KnobSpec> knobs = gpu_knobs(/*uses_cublas=*/true);
-  knobs.push_back(boolean_knob(
-      "cache_filters", false, "CONVLAB_CUDA_FFT_CACHE_FILTERS",
-      "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
-      "run (weights fixed between runs, workspace not shared); off: every run transforms w"));
-  knobs.push_back(choice_knob(
-      "staging", "fused", {"fused", "separate"}, "",
-      "fused: both inputs placed into the transform planes by one launch, side by side (staging "
-      "holds both); separate: one placement launch per input, staging holds the largest"));
-  knobs.push_back(choice_knob(
-      "crop", "separate", {"separate", "fused"}, "",
-      "separate: the C2R writes the staging planes and a kernel crops and scales them into the "
-      "output; fused: a cuFFT LTO store callback (linked at plan time, needs nvJitLink) writes "
-      "the kept values scaled into the output, the staging planes neither written nor read"));
-  knobs.push_back(choice_knob(
-      "layout", "strided", {"strided", "contiguous"}, "",
-      "strided: cuFFT reads and writes frequency-major spectra through its strides; "
-      "contiguous: unit-stride batched transforms into a plane-major buffer (8*B*largest "
-      "tensor's planes bytes more) and a transpose kernel to or from frequency-major"));
-  knobs.push_back(boolean_knob(
-      "graph", false, "",
-      "on: the pass is captured into one CUDA graph on the first run for a stream and its "
-      "pointers and replayed after (capture allocates; replays do not); off: launches issued "
-      "one by one"));
-  return knobs;
+  return gpu_knobs(
+      /*uses_cublas=*/true,
+      {boolean_knob(
+           "cache_filters", false, "CONVLAB_CUDA_FFT_CACHE_FILTERS",
+           "fwd/bwd_data: transform w only when w or the workspace pointer changed since the last "
+           "run (weights fixed between runs, workspace not shared); off: every run transforms w"),
+       choice_knob(
+           "staging", "fused", {"fused", "separate"}, "",
+           "fused: both inputs placed into the transform planes by one launch, side by side "
+           "(staging holds both); separate: one placement launch per input, staging holds the "
+           "largest"),
+       choice_knob(
+           "crop", "separate", {"separate", "fused"}, "",
+           "separate: the C2R writes the staging planes and a kernel crops and scales them into "
+           "the output; fused: a cuFFT LTO store callback (linked at plan time, needs nvJitLink) "
+           "writes the kept values scaled into the output, the staging planes neither written nor "
+           "read"),
+       choice_knob(
+           "layout", "strided", {"strided", "contiguous"}, "",
+           "strided: cuFFT reads and writes frequency-major spectra through its strides; "
+           "contiguous: unit-stride batched transforms into a plane-major buffer (8*B*largest "
+           "tensor's planes bytes more) and a transpose kernel to or from frequency-major"),
+       boolean_knob(
+           "graph", false, "",
+           "on: the pass is captured into one CUDA graph on the first run for a stream and its "
+           "pointers and replayed after (capture allocates; replays do not); off: launches issued "
+           "one by one")});
 }
 
 class CudaFft final : public CudaStrategy {
