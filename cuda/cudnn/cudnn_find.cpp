@@ -216,8 +216,7 @@ class FindAlgorithm final : public Algorithm {
     const bool tf32 = gpu_settings(default_knobs(info())).allow_tf32;
     const ErrorBound fft = cudnn_error_bound(Family::fft, problem, pass, tf32);
     const ErrorBound winograd = cudnn_error_bound(Family::winograd, problem, pass, tf32);
-    auto weight = [](const ErrorBound& b) { return b.factor * std::max(b.log2_size, 1.0); };
-    return weight(fft) >= weight(winograd) ? fft : winograd;
+    return fft.normwise_scale() >= winograd.normwise_scale() ? fft : winograd;
   }
   DeviceContext& context() const override { return cudnn_context(default_device_index()); }
   DeviceContext& plan_context(const KnobValues& knobs) const override {

@@ -175,7 +175,7 @@ AccuracyReport compare_with_reference(const ConvProblem& p, Pass pass, const Hos
         const double d = double(result[pl * size + i]) - double(expected[pl * size + i]);
         if (std::isfinite(d)) e2 += d * d;
       }
-      const double b = bound.factor * eps * std::max(bound.log2_size, 1.0) * bounds[pl];
+      const double b = bound.normwise_scale() * eps * bounds[pl];
       const double e = std::sqrt(e2);
       const double ratio = b > 0 ? e / b : (e > 0 ? std::numeric_limits<double>::infinity() : 0);
       report.worst_ratio = std::max(report.worst_ratio, ratio);

@@ -194,7 +194,7 @@ AccuracyReport compare_sampled_with_reference(const ConvProblem& p, Pass pass,
     }
   }
   for (size_t pl = 0; pl < planes.size(); ++pl) {
-    const double b = bound.factor * eps * std::max(bound.log2_size, 1.0) * planes[pl];
+    const double b = bound.normwise_scale() * eps * planes[pl];
     const double e = std::sqrt(plane_e2[pl]);
     report.worst_ratio = std::max(report.worst_ratio, b > 0 ? e / b : (e > 0 ? inf : 0));
   }

@@ -14,6 +14,7 @@
 ///    channels, each output plane p obeys ||e_p||_2 <= factor * eps * log2(M) *
 ///    sum_reduced ||a||_2 ||b||_2. Cropping and subsampling only drop elements of e.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct ErrorBound {
   Kind kind = Kind::elementwise;
   double factor = 8.0;       ///< the constant in front of eps
   double log2_size = 0.0;    ///< normwise only: log2 of the transform size Hf*Wf
+  /// Normwise: the multiple of eps that bounds a plane's error over its sum of norm
+  /// products (the factor times log2 of the transform size, never less than the factor).
+  double normwise_scale() const { return factor * std::max(log2_size, 1.0); }
   std::string describe() const;
 };
 
