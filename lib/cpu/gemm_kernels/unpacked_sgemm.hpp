@@ -1,0 +1,38 @@
+#pragma once
+// A single-precision GEMM that multiplies its operands where they lie: no packing. The
+// register tile is MR rows of C by NV SIMD vectors of columns (6 x 64 with AVX-512, 6 x 16
+// with AVX2, 6 x 8 with SSE2); each step of the inner loop broadcasts one element from each
+// of the MR rows of A and loads NV vectors of one row of B.
+//
+// It suits products where a library GEMM's packing is a large share of the work: cpu.winograd's
+// per-transform-point products read each element of A (the transformed filters, up to 1 MiB
+// per point) once per chunk of tiles, and a BLAS sgemm copies that A into its panel format on
+// every call, so the copy costs as much memory traffic as the product itself. Here A streams
+// once from memory in MR row streams and B (one chunk's transformed input, the columns
+// contiguous) stays in cache across the row tiles. Compiled once per instruction set
+// (unpacked_sgemm.inc); the caller chooses the build with its `isa` knob.
+
+#include <cstdint>
+
+#include "cpu/isa.hpp"
+
+namespace convlab::cpu_gemm {
+
+/// Row-major C[m, n] = A[m, k] B[k, n] + beta C; lda, ldb, ldc are the row strides. beta = 0
+/// does not read C (a NaN in it does not survive, as with BLAS). Reads exactly the elements
+/// of A and B the product uses, so the operands may end at their last element. `isa` must be
+/// one this CPU runs (cpu_isa()).
+void unpacked_sgemm(CpuIsa isa, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+#define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                            \
+  namespace isa {                                                                      \
+  void unpacked_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,    \
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc); \
+  }
+CONVLAB_DECLARE_UNPACKED_SGEMM(generic)
+CONVLAB_DECLARE_UNPACKED_SGEMM(avx2)
+CONVLAB_DECLARE_UNPACKED_SGEMM(avx512)
+#undef CONVLAB_DECLARE_UNPACKED_SGEMM
+
+}  // namespace convlab::cpu_gemm

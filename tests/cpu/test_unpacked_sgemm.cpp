@@ -1,0 +1,93 @@
+// The unpacked SGEMM of every instruction set against a double-precision product: every edge
+// of its register tiles (rows past a multiple of MR, columns ending inside a vector or a
+// panel), strides wider than the matrices, k = 0, beta 0 (C not read: a NaN there is
+// overwritten) and beta 1. Operands are allocated to their last element, so that a read past
+// it shows under AddressSanitizer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
+#include "cpu/isa.hpp"
+
+namespace convlab {
+namespace {
+
+struct Shape {
+  int64_t m, n, k, lda_extra, ldb_extra, ldc_extra;
+};
+
+// Last element of a rows x cols matrix with row stride ld, plus one.
+int64_t extent(int64_t rows, int64_t cols, int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
+void check(CpuIsa isa, const Shape& s, float beta, std::mt19937& rng) {
+  const int64_t lda = s.k + s.lda_extra, ldb = s.n + s.ldb_extra, ldc = s.n + s.ldc_extra;
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> a(extent(s.m, s.k, lda)), b(extent(s.k, s.n, ldb));
+  std::vector<float> c(extent(s.m, s.n, ldc));
+  for (float& x : a) x = value(rng);
+  for (float& x : b) x = value(rng);
+  for (float& x : c) x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : value(rng);
+  const std::vector<float> c0 = c;
+  cpu_gemm::unpacked_sgemm(isa, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.n; ++j) {
+      double exact = 0, magnitude = 0;
+      for (int64_t l = 0; l < s.k; ++l) {
+        exact += double(a[i * lda + l]) * b[l * ldb + j];
+        magnitude += std::abs(double(a[i * lda + l]) * b[l * ldb + j]);
+      }
+      if (beta != 0.0f) {
+        exact += beta * double(c0[i * ldc + j]);
+        magnitude += std::abs(beta * double(c0[i * ldc + j]));
+      }
+      // Each sum of k products rounds at most k + 2 times (float, u = 2^-24).
+      const double bound = (s.k + 2) * std::ldexp(1.0, -24) * magnitude + 1e-30;
+      ASSERT_LE(std::abs(c[i * ldc + j] - exact), bound)
+          << to_string(isa) << " " << s.m << "x" << s.n << "x" << s.k << " beta " << beta << " at ("
+          << i << ", " << j << ")";
+    }
+  }
+  // Between rows of C (the stride's padding) nothing is written.
+  for (int64_t i = 0; i + 1 < s.m; ++i) {
+    for (int64_t j = s.n; j < ldc; ++j) {
+      const float before = c0[i * ldc + j], after = c[i * ldc + j];
+      ASSERT_TRUE(before == after || (std::isnan(before) && std::isnan(after)))
+          << to_string(isa) << " wrote past column " << s.n << " of row " << i;
+    }
+  }
+}
+
+TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
+  std::mt19937 rng(7);
+  std::vector<Shape> shapes;
+  for (int64_t m : {1, 5, 6, 7, 13}) {
+    for (int64_t n : {1, 3, 8, 15, 16, 17, 63, 64, 65, 130}) {
+      shapes.push_back({m, n, 9, 0, 0, 0});
+    }
+  }
+  shapes.push_back({12, 64, 0, 0, 0, 0});       // k = 0: C = beta C
+  shapes.push_back({7, 33, 40, 3, 5, 11});      // strides past the matrices
+  shapes.push_back({64, 128, 64, 16, 16, 16});  // the per-point products' shape
+  shapes.push_back({0, 5, 3, 0, 0, 0});
+  shapes.push_back({5, 0, 3, 0, 0, 0});
+  for (const auto& entry : kCpuIsaNames) {
+    if (!cpu_isa_supported(entry.value)) {
+      std::cout << "unpacked SGEMM with " << entry.name << ": not supported here, skipped\n";
+      continue;
+    }
+    for (const Shape& s : shapes) {
+      for (float beta : {0.0f, 1.0f}) check(entry.value, s, beta, rng);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convlab
