@@ -111,7 +111,7 @@ class CudaWinogradPlan final : public CublasPlan {
         l_(winograd::winograd_layout(p, pass, options)) {
     // cuBLAS's region is the layout's library scratch, first in the workspace.
     set_workspace(l_.workspace_bytes, 0, static_cast<std::size_t>(l_.library_bytes));
-    winograd::describe_winograd_plan(l_, pass, info_, "cublas");
+    winograd::describe_winograd_plan(l_, info_, "cublas");
     info_.kernel = "winograd transform kernels + cublasSgemmStridedBatched";
     info_.math_mode = settings.math_mode();
   }

@@ -7,12 +7,15 @@
 ///
 /// Each buffer holds alpha^2 matrices, one per transform point, a point stride apart (floats;
 /// pad = round up to `alignment` bytes, skew = the executor's point_skew_floats):
-///   filter_point  = pad(K/g C/g) + skew      U[xi] (forward, backward-data) or dU[xi]
+///   filter_point  = pad(rows Cs) + skew      U[xi] (forward, backward-data) or dU[xi]
 ///   input_point   = pad(Cs chunk) + skew     V[xi]
 ///   product_point = pad(Cd chunk) + skew     M[xi] (forward, backward-data) or P[xi]
+/// rows = filter_rows: all Cd destination channels (U whole, transformed once per group), or,
+/// when the executor asks for filter blocks (forward and backward-data on the CPU), a block of
+/// them that each worker transforms for every chunk, so that U never leaves the cache.
 /// Workspace (bytes, in this order):
 ///   library   the executor's library scratch (cuBLAS's workspace on the GPU, 0 on the CPU)
-///   filter    4 pad(alpha^2 filter_point)
+///   filter    filter_buffers x 4 pad(alpha^2 filter_point)   one, or one block per worker
 ///   per worker w < workers:
 ///     input   4 pad(alpha^2 input_point)
 ///     product 4 pad(alpha^2 product_point)
@@ -49,7 +52,9 @@ struct WinogradLayout {
   int64_t tiles = 0;                   ///< per group: images * tiles_h * tiles_w
   int64_t chunk = 0;                   ///< tiles transformed and multiplied together
   int64_t chunks = 0;                  ///< ceil(tiles / chunk)
-  int64_t filter_point = 0;            ///< floats from U[xi] to U[xi + 1]: pad(K/g C/g) + skew
+  int64_t filter_rows = 0;             ///< destination channels per U: all, or a block
+  int64_t filter_buffers = 1;          ///< U buffers: 1, or one block per worker
+  int64_t filter_point = 0;            ///< floats from U[xi] to U[xi + 1]: pad(rows Cs) + skew
   int64_t input_point = 0;             ///< floats from V[xi] to V[xi + 1]: pad(Cs chunk) + skew
   int64_t product_point = 0;           ///< floats from M[xi] to M[xi + 1]: pad(Cd chunk) + skew
   int64_t filter_floats = 0;           ///< alpha^2 * filter_point, padded to the alignment
@@ -59,7 +64,7 @@ struct WinogradLayout {
   int64_t partials = 0;                ///< private dUs: workers - 1 for bwd_filter, else 0
   int64_t library_bytes = 0;           ///< the executor's library scratch, first
   int64_t filter_offset = 0;           ///< bytes: the library scratch rounded to the alignment
-  std::size_t workspace_bytes = 0;     ///< filter_offset + 4 (filter (1 + partials) +
+  std::size_t workspace_bytes = 0;     ///< filter_offset + 4 (filter (buffers + partials) +
                                        ///< workers (input + product))
 };
 
@@ -89,6 +94,9 @@ struct WinogradOptions {
   int64_t point_skew_floats = 0;                 ///< floats added after each point's matrix
   int64_t min_chunk = kWinogradMinChunk;         ///< auto's fewest tiles per chunk (>= 1)
   bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
+  /// Destination channels per filter block (forward and backward-data): 0 keeps U whole;
+  /// otherwise each worker transforms U in blocks of this many rows (at most Cd) per chunk.
+  int64_t filter_rows = 0;
 };
 
 /// Tile index within the group -> (image, tile row, tile column).
@@ -102,7 +110,12 @@ CONVLAB_HD void winograd_locate(const WinogradLayout& l, int64_t tile, int64_t* 
 
 /// Byte offsets of the buffers in the workspace.
 CONVLAB_HD int64_t winograd_input_offset(const WinogradLayout& l, int64_t worker) {
-  return l.filter_offset + 4 * (l.filter_floats + worker * (l.input_floats + l.product_floats));
+  return l.filter_offset +
+         4 * (l.filter_buffers * l.filter_floats + worker * (l.input_floats + l.product_floats));
+}
+/// Worker w's U: the one U, or its own filter block.
+CONVLAB_HD int64_t winograd_filter_offset(const WinogradLayout& l, int64_t worker) {
+  return l.filter_offset + 4 * (l.filter_buffers > 1 ? worker : 0) * l.filter_floats;
 }
 CONVLAB_HD int64_t winograd_product_offset(const WinogradLayout& l, int64_t worker) {
   return winograd_input_offset(l, worker) + 4 * l.input_floats;
@@ -119,14 +132,16 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   const int64_t align = options.alignment;
   if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
       options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
-      options.point_skew_floats < 0 || options.min_chunk < 1) {
+      options.point_skew_floats < 0 || options.min_chunk < 1 || options.filter_rows < 0 ||
+      (options.filter_rows > 0 && pass == Pass::backward_filter)) {
     throw Error(ErrorCode::invalid_argument,
                 "winograd_layout " + p.descriptor() + ": bad options (m " +
                     std::to_string(options.m) + ", chunk " + std::to_string(options.chunk) +
                     ", workers " + std::to_string(options.workers) + ", alignment " +
                     std::to_string(align) + ", point skew " +
                     std::to_string(options.point_skew_floats) + ", min chunk " +
-                    std::to_string(options.min_chunk) + ")");
+                    std::to_string(options.min_chunk) + ", filter rows " +
+                    std::to_string(options.filter_rows) + ")");
   }
   const int64_t align_floats = align / 4;
   auto pad = [&](int64_t floats) {
@@ -165,9 +180,10 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.chunk = chunk < l.tiles ? chunk : l.tiles;
   l.chunks = (l.tiles + l.chunk - 1) / l.chunk;
   const int64_t skew = options.point_skew_floats;
-  l.filter_point =
-      checked_add(pad(checked_mul(p.k_per_group(), p.c_per_group(), "filter transform")), skew,
-                  "filter transform");
+  const bool blocks = options.filter_rows > 0 && options.filter_rows < l.dst_channels;
+  l.filter_rows = blocks ? options.filter_rows : l.dst_channels;
+  l.filter_point = checked_add(pad(checked_mul(l.filter_rows, l.src_channels, "filter transform")),
+                               skew, "filter transform");
   l.input_point = checked_add(pad(checked_mul(l.src_channels, l.chunk, "input transform")), skew,
                               "input transform");
   l.product_point =
@@ -176,12 +192,13 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.input_floats = pad(checked_mul(points, l.input_point, "input transform"));
   l.product_floats = pad(checked_mul(points, l.product_point, "products"));
   l.workers = options.workers < l.chunks ? options.workers : l.chunks;
+  l.filter_buffers = blocks ? l.workers : 1;
   l.partials = pass == Pass::backward_filter ? l.workers - 1 : 0;
   l.library_bytes = options.library_bytes;
   l.filter_offset =
       checked_add(options.library_bytes, align - 1, "winograd workspace") / align * align;
   const int64_t floats = checked_add(
-      checked_mul(l.filter_floats, 1 + l.partials, "winograd workspace"),
+      checked_mul(l.filter_floats, l.filter_buffers + l.partials, "winograd workspace"),
       checked_mul(l.workers, checked_add(l.input_floats, l.product_floats, "winograd workspace"),
                   "winograd workspace"),
       "winograd workspace");

@@ -135,12 +135,12 @@ inline ErrorBound winograd_worst_error_bound(const ConvProblem& p, Pass pass,
 /// (summing to the workspace: the library scratch and its alignment gap, when there is one,
 /// go first under the name `library`) and the tiling. An executor sets kernel and math mode,
 /// and may append details.
-inline void describe_winograd_plan(const WinogradLayout& l, Pass pass, PlanInfo& info,
+inline void describe_winograd_plan(const WinogradLayout& l, PlanInfo& info,
                                    const char* library = "library") {
   info.transform = l.m == 2 ? "F(2x2,3x3)" : "F(4x4,3x3)";
   info.tile = std::to_string(l.m) + "x" + std::to_string(l.m);
   const auto workers = static_cast<std::size_t>(l.workers);
-  const std::size_t filters = pass == Pass::backward_filter ? 1 + l.partials : 1;
+  const auto filters = static_cast<std::size_t>(l.filter_buffers + l.partials);
   info.workspace_split = {
       {"filter_transform", 4 * filters * static_cast<std::size_t>(l.filter_floats)},
       {"input_transform", 4 * workers * static_cast<std::size_t>(l.input_floats)},
@@ -153,6 +153,9 @@ inline void describe_winograd_plan(const WinogradLayout& l, Pass pass, PlanInfo&
       {"tiles_per_image", std::to_string(l.tiles_h) + "x" + std::to_string(l.tiles_w)},
       {"tiles_per_chunk", std::to_string(l.chunk)},
       {"chunk_workers", std::to_string(l.workers)},
+      {"filter_rows", l.filter_rows < l.dst_channels
+                          ? std::to_string(l.filter_rows) + " per block, per chunk"
+                          : "all, once per group"},
       {"growth_factor", std::to_string(l.m == 2 ? growth_factor<2>() : growth_factor<4>())}};
 }
 

@@ -58,16 +58,19 @@ TEST_F(CpuWinograd, Describes) {
   EXPECT_EQ(info.family, Family::winograd);
   EXPECT_EQ(info.device, Device::cpu);
   EXPECT_TRUE(info.deterministic);
-  ASSERT_EQ(info.knobs.size(), 3u);
+  ASSERT_EQ(info.knobs.size(), 4u);
   EXPECT_EQ(info.knobs[0].name, "variant");
   EXPECT_EQ(info.knobs[0].default_value, "f4");
-  EXPECT_EQ(info.knobs[2].name, "isa");
+  EXPECT_EQ(info.knobs[2].name, "filter_rows");
   EXPECT_EQ(info.knobs[2].default_value, "auto");
+  EXPECT_EQ(info.knobs[3].name, "isa");
+  EXPECT_EQ(info.knobs[3].default_value, "auto");
 }
 
-// Each instruction set's tile transforms against the reference, on the Winograd corpus and on
-// rows wider than one kernel run (75 and 150 tiles across, runs of at most kMaxRunTiles), with
-// chunks that cut tile rows; the plan names the instruction set it runs.
+// Each instruction set's tile transforms and GEMM against the reference, on the Winograd corpus
+// and on rows wider than one kernel run (75 and 150 tiles across, runs of at most
+// kMaxRunTiles), with chunks that cut tile rows and U whole or in blocks of 3 rows (the last
+// shorter); the plan names the instruction set it runs.
 TEST_F(CpuWinograd, EveryIsaAgainstTheReference) {
   const uint64_t seed = run_seed() + 2;
   std::vector<ConvProblem> cases = winograd_cases();
@@ -81,10 +84,14 @@ TEST_F(CpuWinograd, EveryIsaAgainstTheReference) {
     }
     for (const char* variant : {"f2", "f4"}) {
       for (const char* tiles : {"5", "auto"}) {
+        const char* filter_rows = tiles[0] == '5' ? "3" : "auto";
         for (const ConvProblem& p : cases) {
           for (Pass pass : all_passes()) {
-            auto plan =
-                winograd().plan(p, pass, {{"variant", variant}, {"tiles", tiles}, {"isa", isa}});
+            auto plan = winograd().plan(p, pass,
+                                        {{"variant", variant},
+                                         {"tiles", tiles},
+                                         {"filter_rows", filter_rows},
+                                         {"isa", isa}});
             EXPECT_NE(plan->info().kernel.find("tiles " + isa), std::string::npos)
                 << plan->info().kernel;
             std::vector<float> ws(plan->workspace_bytes() / 4 + 1,
@@ -96,7 +103,8 @@ TEST_F(CpuWinograd, EveryIsaAgainstTheReference) {
                 winograd::cpu_winograd_error_bound(p, pass, variant[1] - '0'));
             EXPECT_TRUE(r.within_bound)
                 << p.descriptor() << " " << to_string(pass) << " " << variant << " " << isa
-                << " tiles " << tiles << " seed " << seed << ": " << r.detail;
+                << " tiles " << tiles << " filter_rows " << filter_rows << " seed " << seed << ": "
+                << r.detail;
           }
         }
       }
@@ -214,17 +222,30 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
       auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
       const int64_t points = 36, kc = 64 * 64,
                     partials = pass == Pass::backward_filter ? threads - 1 : 0;
-      // Each point's matrix is padded by one cache line (16 floats); the GEMM library's packing
-      // buffers (Eigen's; none for OpenBLAS) come first, one set per worker.
+      // Each point's matrix is padded by one cache line (16 floats); backward-filter's GEMM
+      // library's packing buffers (Eigen's; none for OpenBLAS) come first, one set per worker
+      // (the other passes multiply on the unpacked GEMM, which needs none).
       const im2col::GemmScratch gemm =
           pass == Pass::backward_filter
               ? im2col::plan_gemm_scratch(im2col::default_gemm_backend(), 64, 64, 100, 1)
-              : im2col::plan_gemm_scratch(im2col::default_gemm_backend(), 64, 100, 64, 1);
+              : im2col::GemmScratch{};
       const std::size_t expected =
           threads * gemm.bytes +
           4 * (points * (kc + 16) * (1 + partials) + threads * 2 * points * (64 * 100 + 16));
       EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
       EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
+      // U in blocks of 10 rows: one block per worker instead of the whole U (backward-filter
+      // accumulates dU whole and keeps it).
+      auto blocked = winograd().plan(p, pass, {{"tiles", "100"}, {"filter_rows", "10"}});
+      if (pass == Pass::backward_filter) {
+        EXPECT_EQ(blocked->workspace_bytes(), expected);
+        EXPECT_EQ(detail(*blocked, "filter_rows"), "all, once per group");
+      } else {
+        EXPECT_EQ(blocked->workspace_bytes(),
+                  4 * threads * points * ((10 * 64 + 16) + 2 * (64 * 100 + 16)))
+            << to_string(pass) << " threads " << threads;
+        EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk");
+      }
     }
   }
   set_num_threads(previous);
@@ -265,7 +286,7 @@ TEST_F(CpuWinograd, DeterministicAcrossThreadCountsAndRuns) {
       set_num_threads(threads);
       std::vector<float> repeat;
       for (int run = 0; run < 2; ++run) {
-        auto plan = winograd().plan(p, pass, {{"tiles", "7"}});
+        auto plan = winograd().plan(p, pass, {{"tiles", "7"}, {"filter_rows", "2"}});
         std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
         HostTensors t = make_inputs(p, pass, 11);
         plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});

@@ -63,33 +63,46 @@ TEST(WinogradGeometry, BuffersAreAlignedAndDisjoint) {
   const ConvProblem p = problem("g2mb4ic6ih15oc10kh3ph1");
   for (Pass pass : all_passes()) {
     for (int64_t align : {64, 256}) {
-      WinogradOptions o;
-      o.chunk = 7;
-      o.workers = 3;
-      o.alignment = align;
-      o.library_bytes = 1000;
-      const WinogradLayout l = winograd::winograd_layout(p, pass, o);
-      EXPECT_EQ(l.workers, 3);
-      EXPECT_EQ(l.partials, pass == Pass::backward_filter ? 2 : 0);
-      EXPECT_GE(l.filter_offset, 1000);
-      auto span = [](int64_t point, int64_t matrix) { return 4 * (35 * point + matrix); };
-      const int64_t filter_span = span(l.filter_point, 5 * 3);
-      int64_t end = l.filter_offset + filter_span;
-      for (int64_t w = 0; w < l.workers; ++w) {
-        const int64_t in = winograd::winograd_input_offset(l, w);
-        const int64_t out = winograd::winograd_product_offset(l, w);
-        EXPECT_EQ(in % align, 0);
-        EXPECT_EQ(out % align, 0);
-        EXPECT_GE(in, end);
-        EXPECT_GE(out, in + span(l.input_point, l.src_channels * l.chunk));
-        end = out + span(l.product_point, l.dst_channels * l.chunk);
+      for (int64_t filter_rows : {0, 2}) {
+        if (filter_rows > 0 && pass == Pass::backward_filter) continue;
+        WinogradOptions o;
+        o.chunk = 7;
+        o.workers = 3;
+        o.alignment = align;
+        o.library_bytes = 1000;
+        o.filter_rows = filter_rows;
+        const WinogradLayout l = winograd::winograd_layout(p, pass, o);
+        EXPECT_EQ(l.workers, 3);
+        EXPECT_EQ(l.partials, pass == Pass::backward_filter ? 2 : 0);
+        EXPECT_EQ(l.filter_buffers, filter_rows > 0 ? 3 : 1);
+        EXPECT_EQ(l.filter_rows, filter_rows > 0 ? 2 : l.dst_channels);
+        EXPECT_GE(l.filter_offset, 1000);
+        auto span = [](int64_t point, int64_t matrix) { return 4 * (35 * point + matrix); };
+        const int64_t filter_span = span(l.filter_point, 5 * 3);
+        int64_t end = l.filter_offset;
+        // The one U, or one block of filter_rows rows per worker.
+        for (int64_t w = 0; w < l.filter_buffers; ++w) {
+          EXPECT_EQ(winograd::winograd_filter_offset(l, w) % align, 0);
+          EXPECT_GE(winograd::winograd_filter_offset(l, w), end);
+          end = winograd::winograd_filter_offset(l, w) +
+                span(l.filter_point, l.filter_rows * l.src_channels);
+        }
+        for (int64_t w = 0; w < l.workers; ++w) {
+          const int64_t in = winograd::winograd_input_offset(l, w);
+          const int64_t out = winograd::winograd_product_offset(l, w);
+          EXPECT_EQ(in % align, 0);
+          EXPECT_EQ(out % align, 0);
+          EXPECT_GE(in, end);
+          EXPECT_GE(out, in + span(l.input_point, l.src_channels * l.chunk));
+          end = out + span(l.product_point, l.dst_channels * l.chunk);
+        }
+        for (int64_t w = 1; w <= l.partials; ++w) {
+          EXPECT_GE(winograd::winograd_partial_offset(l, w), end);
+          end = winograd::winograd_partial_offset(l, w) + filter_span;
+        }
+        EXPECT_GE(static_cast<int64_t>(l.workspace_bytes), end);
+        EXPECT_LT(static_cast<int64_t>(l.workspace_bytes), end + align);
       }
-      for (int64_t w = 1; w <= l.partials; ++w) {
-        EXPECT_GE(winograd::winograd_partial_offset(l, w), end);
-        end = winograd::winograd_partial_offset(l, w) + filter_span;
-      }
-      EXPECT_GE(static_cast<int64_t>(l.workspace_bytes), end);
-      EXPECT_LT(static_cast<int64_t>(l.workspace_bytes), end + align);
     }
   }
 }
@@ -168,7 +181,9 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   negative_skew.point_skew_floats = -16;
   WinogradOptions no_minimum;
   no_minimum.min_chunk = 0;
-  for (const WinogradOptions& o : {m3, odd, none, negative_skew, no_minimum}) {
+  WinogradOptions negative_rows;
+  negative_rows.filter_rows = -1;
+  for (const WinogradOptions& o : {m3, odd, none, negative_skew, no_minimum, negative_rows}) {
     try {
       winograd::winograd_layout(p, Pass::forward, o);
       ADD_FAILURE() << "accepted m " << o.m << " alignment " << o.alignment;
@@ -177,6 +192,11 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
       EXPECT_NE(std::string(e.what()).find(p.descriptor()), std::string::npos) << e.what();
     }
   }
+  // Backward-filter accumulates dU over every chunk: it has no filter blocks.
+  WinogradOptions blocks;
+  blocks.filter_rows = 1;
+  EXPECT_THROW(winograd::winograd_layout(p, Pass::backward_filter, blocks), Error);
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, blocks).filter_buffers, 1);
 }
 
 }  // namespace

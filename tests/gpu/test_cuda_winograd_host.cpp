@@ -237,7 +237,7 @@ TEST(CudaWinogradHost, LayoutIsTheSharedFormula) {
       EXPECT_EQ(winograd::winograd_product_offset(l, 0), 1024 + 4 * (2048 + (data ? 5120 : 1024)));
       EXPECT_EQ(l.workspace_bytes, std::size_t{1024 + 4 * (2048 + 1024 + 5120)});
       PlanInfo info;
-      winograd::describe_winograd_plan(l, pass, info, "cublas");
+      winograd::describe_winograd_plan(l, info, "cublas");
       std::size_t split = 0;
       for (const auto& part : info.workspace_split) split += part.second;
       EXPECT_EQ(split, l.workspace_bytes);

@@ -18,6 +18,10 @@
 
 namespace convlab::cpu_gemm {
 
+/// Rows of C per register tile in every build (UG_MR): a product whose rows are a multiple of
+/// it runs no narrower edge tile.
+inline constexpr int64_t kUnpackedSgemmRows = 6;
+
 /// Row-major C[m, n] = A[m, k] B[k, n] + beta C; lda, ldb, ldc are the row strides. beta = 0
 /// does not read C (a NaN in it does not survive, as with BLAS). Reads exactly the elements
 /// of A and B the product uses, so the operands may end at their last element. `isa` must be

@@ -22,22 +22,32 @@
 //                    with the tiles as inner dimension, accumulated over chunks (beta = 1),
 //                    then dw[k, c] = G^T dU[.][k][c] G. dY tiles are the m x m tiles of dy,
 //                    zero past its edge; V is the forward input transform of x.
-// GEMM mapping (row-major, gemm.hpp): forward/backward-data M[xi] = U[xi] (Cd x Cs) * V[xi]
-// (Cs x T); backward-filter dU[xi] (Kg x Cg) += P[xi] (Kg x T) * V[xi]^T (T x Cg).
+// GEMM mapping (row-major): forward/backward-data M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x T) on
+// the unpacked GEMM (cpu/gemm_kernels/unpacked_sgemm.hpp: a BLAS sgemm would pack U, the
+// larger operand when channels are many, for every chunk); backward-filter dU[xi] (Kg x Cg)
+// += P[xi] (Kg x T) * V[xi]^T (T x Cg) on the library GEMM (gemm.hpp).
+//
+// Filter blocks (forward, backward-data). A whole U is alpha^2 Cd Cs floats: 36 MiB on a
+// 512-channel layer, written by the filter transform and read back by the GEMMs from memory
+// (the transform's stores were half its profile). Past kWinogradCpuWholeFilterBytes (knob
+// `filter_rows`), each worker instead transforms U a block of destination rows at a time,
+// right before that block's GEMMs, for every chunk: the block stays in cache, and the
+// transform is repeated once per chunk, which is few when U is large (few tiles per channel).
 //
 // Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment; the formula is
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
 // kWinogradCpuChunkBytes, but takes at least kWinogradCpuMinChunk tiles and at most
 // ceil(tiles / T)), so the workspace is bounded by the chunk, not the batch:
-//   filter  = alpha^2 (pad16(Kg Cg) + 16)     U (forward, backward-data) or dU (backward-filter)
+//   filter  = alpha^2 (pad16(rows Cs) + 16)   U (forward, backward-data) or dU (backward-filter);
+//             rows = Cd, or a block (then one filter buffer per worker)
 //   input   = alpha^2 (pad16(Cs chunk) + 16)  V
 //   product = alpha^2 (pad16(Cd chunk) + 16)  M (forward, backward-data) or P (backward-filter)
 //   (+ 16 = kWinogradCpuPointSkew: one cache line between the points' matrices, so that a
 //   tile transform's 36 streams do not share a cache set when the matrix is a power-of-two
 //   size; the per-point GEMMs step by these point strides)
 //   workers = min(T, chunks)
-//   bytes   = 4 (filter (1 + partials) + workers (input + product)),
+//   bytes   = 4 (filter (buffers + partials) + workers (input + product)),
 //             partials = workers - 1 for backward-filter (a private dU each), else 0
 //
 // Threads (T = convlab::num_threads() at plan time, OpenMP). Each worker runs whole chunks
@@ -72,12 +82,14 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 
 #include "convlab/algorithm.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu/im2col/gemm.hpp"
 #include "strategy/winograd_geometry.hpp"
 #include "strategy/winograd_host.hpp"
@@ -132,7 +144,7 @@ class WinogradPlan final : public Plan {
         threads_(threads),
         isa_(isa),
         kernels_(tile_kernels(isa)) {
-    describe_winograd_plan(l_, pass, info_, "gemm_packing");
+    describe_winograd_plan(l_, info_, "gemm_packing");
     info_.kernel = std::string("winograd tiles ") + to_string(isa) + " + gemm " +
                    im2col::to_string(im2col::default_gemm_backend());
     info_.details.emplace_back("isa", to_string(isa_));
@@ -193,17 +205,31 @@ class WinogradPlan final : public Plan {
     }
     const float* src = pass_ == Pass::backward_data ? t.y : t.x;
     float* dst = pass_ == Pass::forward ? t.y : t.x;
+    const int64_t cd = l_.dst_channels, block = l_.filter_rows;
+    const bool blocked = block < cd;
     for (int64_t g = 0; g < p_.groups; ++g) {
-      transform_filter(g, t.w, u);
+      if (!blocked) transform_filter(g, t.w, u, 0, cd, threads_);
       // Chunks dealt round-robin: a chunk's tiles and operations do not depend on who runs
       // it, so the result is the same for any thread count.
       run_workers([&](int64_t w) {
         float* v = buffers(w);
         float* prod = v + l_.input_floats;
+        float* own_block = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
         for (int64_t ci = w; ci < chunks; ci += l_.workers) {
           const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
           transform_input(g, src, t0, count, v);
-          multiply(u, v, prod, count, packing(w));
+          if (!blocked) {
+            multiply(u, v, prod, count, 0, cd);
+          } else {
+            // U a block of rows at a time, transformed into cache right before its products
+            // read it: a whole U larger than the cache would be written to memory and read
+            // back for every chunk.
+            for (int64_t r0 = 0; r0 < cd; r0 += block) {
+              const int64_t rows = std::min(block, cd - r0);
+              transform_filter(g, t.w, own_block, r0, rows, 1);
+              multiply(own_block, v, prod, count, r0, rows);
+            }
+          }
           transform_output(g, dst, t0, count, prod);
         }
       });
@@ -226,26 +252,30 @@ class WinogradPlan final : public Plan {
     winograd_locate(l_, tile, &n, &th, &tw);
   }
 
-  // U[xi][k][c] = G w[k,c] G^T (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data),
-  // in runs of consecutive rows of U, one per SIMD lane (contiguous stores; U is the largest
-  // buffer when channels are many).
-  void transform_filter(int64_t g, const float* w, float* u) const {
-    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group(), rows = kg * cg;
-    const float* wg = w + g * rows * 9;
-    if (pass_ == Pass::forward) {  // rows k * Cg + c: consecutive filters
-      parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
-        const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
-        kernels_.filter(M, wg + first * 9, 9, false, count, l_.filter_point, u + first);
+  // Rows [r0, r0 + rows) of U (destination channels) into u: U[xi][k][c] = G w[k,c] G^T
+  // (forward), U[xi][c][k] = G rot180(w[k,c]) G^T (backward-data), in runs of consecutive
+  // entries of U, one per SIMD lane (contiguous stores), on `threads` threads.
+  void transform_filter(int64_t g, const float* w, float* u, int64_t r0, int64_t rows,
+                        int threads) const {
+    const int64_t kg = p_.k_per_group(), cg = p_.c_per_group();
+    const float* wg = w + g * kg * cg * 9;
+    if (pass_ == Pass::forward) {  // entries k * Cg + c: consecutive filters
+      const int64_t entries = rows * cg;
+      const float* first_tap = wg + r0 * cg * 9;
+      parallel_for((entries + kMaxRunTiles - 1) / kMaxRunTiles, threads, [&](int64_t job) {
+        const int64_t first = job * kMaxRunTiles;
+        const int64_t count = std::min(kMaxRunTiles, entries - first);
+        kernels_.filter(M, first_tap + first * 9, 9, false, count, l_.filter_point, u + first);
       });
       return;
     }
-    // Backward-data: rows c * Kg + k, consecutive k of one c Cg filters apart.
+    // Backward-data: entries c * Kg + k, consecutive k of one c Cg filters apart.
     const int64_t runs = (kg + kMaxRunTiles - 1) / kMaxRunTiles;
-    parallel_for(cg * runs, threads_, [&](int64_t job) {
-      const int64_t c = job / runs, k0 = job % runs * kMaxRunTiles;
+    parallel_for(rows * runs, threads, [&](int64_t job) {
+      const int64_t c = r0 + job / runs, k0 = job % runs * kMaxRunTiles;
       const int64_t count = std::min(kMaxRunTiles, kg - k0);
       kernels_.filter(M, wg + (k0 * cg + c) * 9, cg * 9, true, count, l_.filter_point,
-                      u + c * kg + k0);
+                      u + (c - r0) * kg + k0);
     });
   }
 
@@ -288,13 +318,15 @@ class WinogradPlan final : public Plan {
                  });
   }
 
-  // M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x count), on the worker's one thread.
-  void multiply(const float* u, const float* v, float* prod, int64_t count, float* packing) const {
-    const int64_t cs = l_.src_channels, cd = l_.dst_channels;
+  // M[xi] rows [r0, r0 + rows) = U[xi] (rows x Cs, the block's) * V[xi] (Cs x count), on the
+  // worker's one thread.
+  void multiply(const float* u, const float* v, float* prod, int64_t count, int64_t r0,
+                int64_t rows) const {
+    const int64_t cs = l_.src_channels;
     for (int64_t xi = 0; xi < kPoints; ++xi) {
-      im2col::sgemm(im2col::default_gemm_backend(), false, false, cd, count, cs,
-                    u + xi * l_.filter_point, cs, v + xi * l_.input_point, l_.chunk, 0.0f,
-                    prod + xi * l_.product_point, l_.chunk, gemm_, packing);
+      cpu_gemm::unpacked_sgemm(isa_, rows, count, cs, u + xi * l_.filter_point, cs,
+                               v + xi * l_.input_point, l_.chunk, 0.0f,
+                               prod + xi * l_.product_point + r0 * l_.chunk, l_.chunk);
     }
   }
 
@@ -354,6 +386,11 @@ class WinogradPlan final : public Plan {
 std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs =
       winograd_knobs("within 2 MiB of transforms, at least 128, at most tiles / threads");
+  knobs.push_back(integer_knob(
+      "filter_rows", "auto", 1, INT_MAX, true, "",
+      "forward and backward-data: destination channels per block of the filter transform, "
+      "transformed with each chunk (at least the destination channels: U whole, once per "
+      "group); auto: whole when U is at most 4 MiB, else blocks of at most 512 KiB"));
   knobs.push_back(choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
                               "instruction set of the tile transforms: auto (the widest this CPU "
                               "runs), generic (SSE2), avx2, avx512"));
@@ -426,14 +463,31 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
 }
 
 im2col::GemmScratch cpu_winograd_gemm_scratch(const WinogradLayout& l, Pass pass) {
-  const im2col::GemmBackend backend = im2col::default_gemm_backend();
-  return pass == Pass::backward_filter
-             ? im2col::plan_gemm_scratch(backend, l.dst_channels, l.src_channels, l.chunk, 1)
-             : im2col::plan_gemm_scratch(backend, l.dst_channels, l.chunk, l.src_channels, 1);
+  // Forward and backward-data multiply on the unpacked GEMM, which needs no scratch.
+  if (pass != Pass::backward_filter) return {};
+  return im2col::plan_gemm_scratch(im2col::default_gemm_backend(), l.dst_channels, l.src_channels,
+                                   l.chunk, 1);
+}
+
+int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m) {
+  if (pass == Pass::backward_filter) return 0;  // dU is accumulated over every chunk
+  if (const std::optional<int64_t> rows = knob_integer(knobs, "filter_rows")) return *rows;
+  const bool data = pass == Pass::backward_data;
+  const int64_t points = int64_t{m + 2} * (m + 2);
+  const int64_t src = data ? p.k_per_group() : p.c_per_group();
+  const int64_t dst = data ? p.c_per_group() : p.k_per_group();
+  const int64_t row_bytes = checked_mul(4 * points, src, "cpu.winograd filter transform");
+  if (checked_mul(row_bytes, dst, "cpu.winograd filter transform") <= kWinogradCpuWholeFilterBytes)
+    return 0;
+  // Whole register tiles of the GEMM where the block holds at least one.
+  const int64_t rows = kWinogradCpuFilterBlockBytes / row_bytes,
+                tile = cpu_gemm::kUnpackedSgemmRows;
+  return rows >= tile ? rows / tile * tile : std::max<int64_t>(1, rows);
 }
 
 WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobValues& knobs) {
   WinogradOptions options = cpu_winograd_options(knobs);
+  options.filter_rows = cpu_winograd_filter_rows(p, pass, knobs, options.m);
   // The chunk and the workers do not depend on the library scratch, so the first layout
   // sizes it and the second places it.
   const WinogradLayout sizing = winograd_layout(p, pass, options);

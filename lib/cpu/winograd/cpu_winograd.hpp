@@ -17,8 +17,22 @@ namespace convlab::winograd {
 /// line (kWinogradCpuPointSkew) between the transform points' matrices, 64-byte alignment.
 WinogradOptions cpu_winograd_options(const KnobValues& knobs);
 
-/// The packing buffers one worker's per-point GEMMs take from the workspace (Eigen's: see
-/// lib/cpu/im2col/gemm.hpp; empty for OpenBLAS), sized for the layout's chunk.
+/// The whole U (alpha^2 Cd Cs floats) up to which auto keeps it whole, transformed once per
+/// group; past it, forward and backward-data transform U in blocks of rows of at most
+/// kWinogradCpuFilterBlockBytes (rounded down to whole register tiles of the GEMM) for every
+/// chunk, so that the GEMMs read it from cache instead of memory. Blocks of 6, 12 and 24 rows
+/// ran within the noise of each other on the 7x7 and 14x14 layers (docs/strategy-winograd.md).
+inline constexpr int64_t kWinogradCpuWholeFilterBytes = int64_t{4} << 20;
+inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{512} << 10;
+
+/// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole);
+/// always 0 for backward-filter.
+int64_t cpu_winograd_filter_rows(const ConvProblem& problem, Pass pass, const KnobValues& knobs,
+                                 int m);
+
+/// The packing buffers one worker's backward-filter GEMMs take from the workspace (Eigen's:
+/// see lib/cpu/im2col/gemm.hpp; empty for OpenBLAS and for the other passes), sized for the
+/// layout's chunk.
 im2col::GemmScratch cpu_winograd_gemm_scratch(const WinogradLayout& layout, Pass pass);
 
 /// The plan's layout: cpu_winograd_options' geometry with one GEMM scratch per worker placed
