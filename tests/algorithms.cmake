@@ -7,7 +7,7 @@ convlab_add_test(test_tiled_fft_geometry cpu cpu/test_tiled_fft_geometry.cpp)
 convlab_add_test(test_winograd_transform cpu cpu/test_winograd_transform.cpp)
 convlab_add_test(test_winograd_toom_cook cpu cpu/test_winograd_toom_cook.cpp)
 convlab_add_test(test_winograd_geometry cpu cpu/test_winograd_geometry.cpp)
-convlab_add_test(test_unpacked_sgemm cpu cpu/test_unpacked_sgemm.cpp)
+convlab_add_test(test_gemm_kernels cpu cpu/test_gemm_kernels.cpp)
 convlab_add_test(test_cpu_winograd cpu cpu/test_cpu_winograd.cpp)
 if(CONVLAB_HAVE_FFTW)  # cpu.fft is only built with FFTW
   convlab_add_test(test_cpu_fft cpu cpu/test_cpu_fft.cpp)

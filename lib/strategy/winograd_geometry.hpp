@@ -11,8 +11,9 @@
 ///   input_point   = pad(Cs chunk) + skew     V[xi]
 ///   product_point = pad(Cd chunk) + skew     M[xi] (forward, backward-data) or P[xi]
 /// rows = filter_rows: all Cd destination channels (U whole, transformed once per group), or,
-/// when the executor asks for filter blocks (forward and backward-data on the CPU), a block of
-/// them that each worker transforms for every chunk, so that U never leaves the cache.
+/// when the executor asks for filter blocks (the CPU), a block of them that each worker
+/// transforms for every chunk, so that U never leaves the cache (backward-filter: only when
+/// the tiles are one chunk, since dU sums over the chunks).
 /// Workspace (bytes, in this order):
 ///   library   the executor's library scratch (cuBLAS's workspace on the GPU, 0 on the CPU)
 ///   filter    filter_buffers x 4 pad(alpha^2 filter_point)   one, or one block per worker
@@ -94,8 +95,8 @@ struct WinogradOptions {
   int64_t point_skew_floats = 0;                 ///< floats added after each point's matrix
   int64_t min_chunk = kWinogradMinChunk;         ///< auto's fewest tiles per chunk (>= 1)
   bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
-  /// Destination channels per filter block (forward and backward-data): 0 keeps U whole;
-  /// otherwise each worker transforms U in blocks of this many rows (at most Cd) per chunk.
+  /// Destination channels per filter block: 0 keeps U whole; otherwise each worker transforms
+  /// U in blocks of this many rows (at most Cd) per chunk (backward-filter: if one chunk).
   int64_t filter_rows = 0;
 };
 
@@ -132,8 +133,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   const int64_t align = options.alignment;
   if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
       options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
-      options.point_skew_floats < 0 || options.min_chunk < 1 || options.filter_rows < 0 ||
-      (options.filter_rows > 0 && pass == Pass::backward_filter)) {
+      options.point_skew_floats < 0 || options.min_chunk < 1 || options.filter_rows < 0) {
     throw Error(ErrorCode::invalid_argument,
                 "winograd_layout " + p.descriptor() + ": bad options (m " +
                     std::to_string(options.m) + ", chunk " + std::to_string(options.chunk) +
@@ -180,7 +180,9 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.chunk = chunk < l.tiles ? chunk : l.tiles;
   l.chunks = (l.tiles + l.chunk - 1) / l.chunk;
   const int64_t skew = options.point_skew_floats;
-  const bool blocks = options.filter_rows > 0 && options.filter_rows < l.dst_channels;
+  // Backward-filter sums dU over the chunks: in blocks only when there is one chunk.
+  const bool blocks = options.filter_rows > 0 && options.filter_rows < l.dst_channels &&
+                      (pass != Pass::backward_filter || l.chunks == 1);
   l.filter_rows = blocks ? options.filter_rows : l.dst_channels;
   l.filter_point = checked_add(pad(checked_mul(l.filter_rows, l.src_channels, "filter transform")),
                                skew, "filter transform");

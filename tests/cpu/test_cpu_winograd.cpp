@@ -83,8 +83,11 @@ TEST_F(CpuWinograd, EveryIsaAgainstTheReference) {
       continue;
     }
     for (const char* variant : {"f2", "f4"}) {
-      for (const char* tiles : {"5", "auto"}) {
-        const char* filter_rows = tiles[0] == '5' ? "3" : "auto";
+      // Filter blocks of 3 rows over chunks of 5 tiles, and of 2 rows over one chunk of
+      // every tile (the only case where backward-filter takes blocks).
+      for (const char* tiles : {"5", "auto", "100000"}) {
+        const std::string chunk = tiles;
+        const char* filter_rows = chunk == "5" ? "3" : chunk == "auto" ? "auto" : "2";
         for (const ConvProblem& p : cases) {
           for (Pass pass : all_passes()) {
             auto plan = winograd().plan(p, pass,
@@ -92,7 +95,7 @@ TEST_F(CpuWinograd, EveryIsaAgainstTheReference) {
                                          {"tiles", tiles},
                                          {"filter_rows", filter_rows},
                                          {"isa", isa}});
-            EXPECT_NE(plan->info().kernel.find("tiles " + isa), std::string::npos)
+            EXPECT_NE(plan->info().kernel.find(", " + isa), std::string::npos)
                 << plan->info().kernel;
             std::vector<float> ws(plan->workspace_bytes() / 4 + 1,
                                   std::numeric_limits<float>::quiet_NaN());
@@ -222,20 +225,17 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
       auto plan = winograd().plan(p, pass, {{"tiles", "100"}});
       const int64_t points = 36, kc = 64 * 64,
                     partials = pass == Pass::backward_filter ? threads - 1 : 0;
-      // Each point's matrix is padded by one cache line (16 floats); backward-filter's GEMM
-      // library's packing buffers (Eigen's; none for OpenBLAS) come first, one set per worker
-      // (the other passes multiply on the unpacked GEMM, which needs none).
-      const im2col::GemmScratch gemm =
-          pass == Pass::backward_filter
-              ? im2col::plan_gemm_scratch(im2col::default_gemm_backend(), 64, 64, 100, 1)
-              : im2col::GemmScratch{};
+      // Each point's matrix is padded by one cache line (16 floats); backward-filter's
+      // transposed V (100 tiles x 64 channels per point) comes first, one per worker.
+      const std::size_t transposed =
+          pass == Pass::backward_filter ? 4 * threads * points * (100 * 64 + 16) : 0;
       const std::size_t expected =
-          threads * gemm.bytes +
+          transposed +
           4 * (points * (kc + 16) * (1 + partials) + threads * 2 * points * (64 * 100 + 16));
       EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
       EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
       // U in blocks of 10 rows: one block per worker instead of the whole U (backward-filter
-      // accumulates dU whole and keeps it).
+      // sums dU over the chunks and keeps it whole when there are several).
       auto blocked = winograd().plan(p, pass, {{"tiles", "100"}, {"filter_rows", "10"}});
       if (pass == Pass::backward_filter) {
         EXPECT_EQ(blocked->workspace_bytes(), expected);
@@ -249,6 +249,14 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
     }
   }
   set_num_threads(previous);
+  // Backward-filter in blocks when the tiles are one chunk (4 tiles of 8x8): its transposed V,
+  // one block of dU, V and P.
+  const ConvProblem one_chunk = problem("mb1ic64ih8oc64kh3ph1");
+  auto blocked = winograd().plan(one_chunk, Pass::backward_filter,
+                                 {{"tiles", "100000"}, {"filter_rows", "10"}});
+  EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk");
+  EXPECT_EQ(blocked->workspace_bytes(),
+            4 * 36 * ((4 * 64 + 16) + (10 * 64 + 16) + 2 * (64 * 4 + 16)));
   // No more workers than chunks: 1 * 3 * 3 tiles in one chunk of 9; auto cuts them into one
   // chunk per thread (ceil(9 / 3) tiles each) instead.
   set_num_threads(3);

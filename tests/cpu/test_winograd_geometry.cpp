@@ -63,8 +63,7 @@ TEST(WinogradGeometry, BuffersAreAlignedAndDisjoint) {
   const ConvProblem p = problem("g2mb4ic6ih15oc10kh3ph1");
   for (Pass pass : all_passes()) {
     for (int64_t align : {64, 256}) {
-      for (int64_t filter_rows : {0, 2}) {
-        if (filter_rows > 0 && pass == Pass::backward_filter) continue;
+      for (int64_t filter_rows : {0, 2}) {  // backward-filter: several chunks, so no blocks
         WinogradOptions o;
         o.chunk = 7;
         o.workers = 3;
@@ -74,8 +73,9 @@ TEST(WinogradGeometry, BuffersAreAlignedAndDisjoint) {
         const WinogradLayout l = winograd::winograd_layout(p, pass, o);
         EXPECT_EQ(l.workers, 3);
         EXPECT_EQ(l.partials, pass == Pass::backward_filter ? 2 : 0);
-        EXPECT_EQ(l.filter_buffers, filter_rows > 0 ? 3 : 1);
-        EXPECT_EQ(l.filter_rows, filter_rows > 0 ? 2 : l.dst_channels);
+        const bool blocks = filter_rows > 0 && pass != Pass::backward_filter;
+        EXPECT_EQ(l.filter_buffers, blocks ? 3 : 1);
+        EXPECT_EQ(l.filter_rows, blocks ? 2 : l.dst_channels);
         EXPECT_GE(l.filter_offset, 1000);
         auto span = [](int64_t point, int64_t matrix) { return 4 * (35 * point + matrix); };
         const int64_t filter_span = span(l.filter_point, 5 * 3);
@@ -192,11 +192,14 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
       EXPECT_NE(std::string(e.what()).find(p.descriptor()), std::string::npos) << e.what();
     }
   }
-  // Backward-filter accumulates dU over every chunk: it has no filter blocks.
+  // Backward-filter sums dU over the chunks: filter blocks only when the tiles are one chunk
+  // (3 x 3 tiles here).
   WinogradOptions blocks;
   blocks.filter_rows = 1;
-  EXPECT_THROW(winograd::winograd_layout(p, Pass::backward_filter, blocks), Error);
-  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, blocks).filter_buffers, 1);
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, blocks).filter_rows, 1);
+  blocks.chunk = 2;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, blocks).filter_rows, 2);
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, blocks).filter_rows, 1);
 }
 
 }  // namespace

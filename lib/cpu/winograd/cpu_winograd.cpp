@@ -90,7 +90,7 @@
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
 #include "cpu/gemm_kernels/unpacked_sgemm.hpp"
-#include "cpu/im2col/gemm.hpp"
+#include "cpu/gemm_kernels/transpose.hpp"
 #include "strategy/winograd_geometry.hpp"
 #include "strategy/winograd_host.hpp"
 #include "strategy/winograd_transform.hpp"
@@ -140,13 +140,12 @@ class WinogradPlan final : public Plan {
       : p_(p),
         pass_(pass),
         l_(layout),
-        gemm_(cpu_winograd_gemm_scratch(layout, pass)),
+        transposed_point_(cpu_winograd_transposed_point(layout, pass)),
         threads_(threads),
         isa_(isa),
         kernels_(tile_kernels(isa)) {
-    describe_winograd_plan(l_, info_, "gemm_packing");
-    info_.kernel = std::string("winograd tiles ") + to_string(isa) + " + gemm " +
-                   im2col::to_string(im2col::default_gemm_backend());
+    describe_winograd_plan(l_, info_, "transposed_input");
+    info_.kernel = std::string("winograd tiles + unpacked gemm, ") + to_string(isa);
     info_.details.emplace_back("isa", to_string(isa_));
   }
 
@@ -159,7 +158,6 @@ class WinogradPlan final : public Plan {
     check_run_arguments(kName, p_, pass_, t, ws, l_.workspace_bytes);
     char* base = static_cast<char*>(ws.data);
     float* u = reinterpret_cast<float*>(base + l_.filter_offset);
-    im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
     const int64_t chunks = l_.chunks;
     // Worker w's transformed input and products; backward-filter workers w > 0 also have a
     // private dU after all of them (worker 0 accumulates into u itself).
@@ -169,12 +167,29 @@ class WinogradPlan final : public Plan {
     auto partial = [&](int64_t w) {
       return reinterpret_cast<float*>(base + winograd_partial_offset(l_, w));
     };
-    // Worker w's GEMM packing buffers (Eigen's; none for OpenBLAS), in the library scratch.
-    auto packing = [&](int64_t w) {
-      return reinterpret_cast<float*>(base + w * static_cast<int64_t>(gemm_.bytes));
+    // Backward-filter worker w's V transposed (tiles x Cs per point), in the library scratch.
+    auto transposed = [&](int64_t w) {
+      return reinterpret_cast<float*>(base) + w * kPoints * transposed_point_;
     };
     if (pass_ == Pass::backward_filter) {
+      const int64_t kg = l_.dst_channels, block = l_.filter_rows;
       for (int64_t g = 0; g < p_.groups; ++g) {
+        if (block < kg) {
+          // One chunk (the layout allows no blocks otherwise), one worker: dU a block of rows
+          // at a time, each written to dw while in cache (a whole dU of 36 MiB at 512
+          // channels went to memory and back).
+          float* v = buffers(0);
+          float* prod = v + l_.input_floats;
+          transform_input(g, t.x, 0, l_.tiles, v);
+          transform_gradient(g, t.y, 0, l_.tiles, prod);
+          transpose_input(v, transposed(0), l_.tiles);
+          for (int64_t r0 = 0; r0 < kg; r0 += block) {
+            const int64_t rows = std::min(block, kg - r0);
+            accumulate_filter(u, transposed(0), prod, l_.tiles, r0, rows, false);
+            write_filter(g, u, r0, rows, t.w, 1);
+          }
+          continue;
+        }
         // Contiguous runs of chunks per worker, summed in worker order: the result depends
         // on the worker count, never on the schedule.
         run_workers([&](int64_t w) {
@@ -186,7 +201,8 @@ class WinogradPlan final : public Plan {
             const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
             transform_input(g, t.x, t0, count, v);
             transform_gradient(g, t.y, t0, count, prod);
-            accumulate_filter(du, v, prod, count, ci == first, packing(w));
+            transpose_input(v, transposed(w), count);
+            accumulate_filter(du, transposed(w), prod, count, 0, kg, ci != first);
           }
         });
         if (l_.workers > 1) {
@@ -199,7 +215,7 @@ class WinogradPlan final : public Plan {
             }
           });
         }
-        write_filter(g, u, t.w);
+        write_filter(g, u, 0, kg, t.w, threads_);
       }
       return;
     }
@@ -353,30 +369,43 @@ class WinogradPlan final : public Plan {
                  });
   }
 
-  // dU[xi] (Kg x Cg) (+)= P[xi] (Kg x count) * V[xi]^T (count x Cg), on the worker's thread.
-  void accumulate_filter(float* du, const float* v, const float* prod, int64_t count, bool first,
-                         float* packing) const {
-    const int64_t kg = l_.dst_channels, cg = l_.src_channels;
+  // Vt[xi] (count x Cs) = V[xi]^T: the products below sum over tiles, V's contiguous
+  // dimension, and the unpacked GEMM wants its B operand's columns (here Cs) contiguous.
+  void transpose_input(const float* v, float* vt, int64_t count) const {
     for (int64_t xi = 0; xi < kPoints; ++xi) {
-      im2col::sgemm(im2col::default_gemm_backend(), false, true, kg, cg, count,
-                    prod + xi * l_.product_point, l_.chunk, v + xi * l_.input_point, l_.chunk,
-                    first ? 0.0f : 1.0f, du + xi * l_.filter_point, cg, gemm_, packing);
+      cpu_gemm::transpose(isa_, l_.src_channels, count, v + xi * l_.input_point, l_.chunk,
+                          vt + xi * transposed_point_, l_.src_channels);
     }
   }
 
-  // dw[k, c] = G^T dU[.][k][c] G, in runs of consecutive (k, c).
-  void write_filter(int64_t g, const float* du, float* dw) const {
-    const int64_t rows = p_.k_per_group() * p_.c_per_group();
-    parallel_for((rows + kMaxRunTiles - 1) / kMaxRunTiles, threads_, [&](int64_t job) {
-      const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, rows - first);
-      kernels_.filter_adjoint(M, du + first, l_.filter_point, count, dw + (g * rows + first) * 9);
+  // dU[xi] rows [r0, r0 + rows) (+)= P[xi] (rows x count) * Vt[xi] (count x Cg), into du's
+  // rows from 0, on the worker's thread.
+  void accumulate_filter(float* du, const float* vt, const float* prod, int64_t count, int64_t r0,
+                         int64_t rows, bool accumulate) const {
+    const int64_t cg = l_.src_channels;
+    for (int64_t xi = 0; xi < kPoints; ++xi) {
+      cpu_gemm::unpacked_sgemm(isa_, rows, cg, count, prod + xi * l_.product_point + r0 * l_.chunk,
+                               l_.chunk, vt + xi * transposed_point_, cg,
+                               accumulate ? 1.0f : 0.0f, du + xi * l_.filter_point, cg);
+    }
+  }
+
+  // dw[k, c] = G^T dU[.][k][c] G for k in [r0, r0 + rows) (du holding those rows from 0), in
+  // runs of consecutive (k, c), on `threads` threads.
+  void write_filter(int64_t g, const float* du, int64_t r0, int64_t rows, float* dw,
+                    int threads) const {
+    const int64_t cg = p_.c_per_group(), entries = rows * cg;
+    float* dw_rows = dw + (g * p_.k_per_group() + r0) * cg * 9;
+    parallel_for((entries + kMaxRunTiles - 1) / kMaxRunTiles, threads, [&](int64_t job) {
+      const int64_t first = job * kMaxRunTiles, count = std::min(kMaxRunTiles, entries - first);
+      kernels_.filter_adjoint(M, du + first, l_.filter_point, count, dw_rows + first * 9);
     });
   }
 
   ConvProblem p_;
   Pass pass_;
   WinogradLayout l_;
-  im2col::GemmScratch gemm_;  ///< one worker's GEMM packing buffers, worker w's at w * bytes
+  int64_t transposed_point_;  ///< backward-filter: floats from Vt[xi] to Vt[xi + 1]
   int threads_;
   CpuIsa isa_;
   TileKernels kernels_;
@@ -404,7 +433,7 @@ class CpuWinograd final : public Algorithm {
         kName,
         Device::cpu,
         Family::winograd,
-        std::string("winograd+") + im2col::to_string(im2col::default_gemm_backend()),
+        "winograd+unpacked_sgemm",
         "Winograd F(2x2,3x3)/F(4x4,3x3): tile transforms + one GEMM per transform point, "
         "stride-1 dense 3x3",
         /*deterministic=*/true,
@@ -417,15 +446,6 @@ class CpuWinograd final : public Algorithm {
     p.validate();
     const Support shape = winograd_shape_support(kName, p);
     if (!shape) return shape;
-    const std::string prefix = std::string(kName) + " " + p.descriptor() + ": ";
-    // OpenBLAS takes 32-bit GEMM dimensions: the channels per group (the tile chunk is capped
-    // at INT_MAX by the knob's range).
-    for (int64_t extent : {p.c_per_group(), p.k_per_group()}) {
-      if (extent > INT_MAX) {
-        return Support::no(prefix + "GEMM dimension " + std::to_string(extent) +
-                           " exceeds OpenBLAS's 32-bit limit");
-      }
-    }
     return Support::yes();
   }
 
@@ -462,15 +482,13 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
   return winograd_options(knobs, options);
 }
 
-im2col::GemmScratch cpu_winograd_gemm_scratch(const WinogradLayout& l, Pass pass) {
-  // Forward and backward-data multiply on the unpacked GEMM, which needs no scratch.
-  if (pass != Pass::backward_filter) return {};
-  return im2col::plan_gemm_scratch(im2col::default_gemm_backend(), l.dst_channels, l.src_channels,
-                                   l.chunk, 1);
+int64_t cpu_winograd_transposed_point(const WinogradLayout& l, Pass pass) {
+  if (pass != Pass::backward_filter) return 0;
+  const int64_t matrix = checked_mul(l.chunk, l.src_channels, "cpu.winograd transposed input");
+  return checked_add((matrix + 15) / 16 * 16, kWinogradCpuPointSkew, "cpu.winograd transposed input");
 }
 
 int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m) {
-  if (pass == Pass::backward_filter) return 0;  // dU is accumulated over every chunk
   if (const std::optional<int64_t> rows = knob_integer(knobs, "filter_rows")) return *rows;
   const bool data = pass == Pass::backward_data;
   const int64_t points = int64_t{m + 2} * (m + 2);
@@ -492,8 +510,10 @@ WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobVa
   // sizes it and the second places it.
   const WinogradLayout sizing = winograd_layout(p, pass, options);
   options.library_bytes = checked_mul(
-      sizing.workers, static_cast<int64_t>(cpu_winograd_gemm_scratch(sizing, pass).bytes),
-      "cpu.winograd GEMM packing");
+      4 * sizing.workers,
+      checked_mul(int64_t{sizing.alpha} * sizing.alpha,
+                  cpu_winograd_transposed_point(sizing, pass), "cpu.winograd transposed input"),
+      "cpu.winograd transposed input");
   return winograd_layout(p, pass, options);
 }
 

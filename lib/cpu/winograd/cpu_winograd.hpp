@@ -7,7 +7,6 @@
 #include "convlab/accuracy.hpp"
 #include "convlab/knobs.hpp"
 #include "convlab/problem.hpp"
-#include "cpu/im2col/gemm.hpp"
 #include "strategy/winograd_geometry.hpp"
 
 namespace convlab::winograd {
@@ -25,18 +24,18 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs);
 inline constexpr int64_t kWinogradCpuWholeFilterBytes = int64_t{4} << 20;
 inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{512} << 10;
 
-/// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole);
-/// always 0 for backward-filter.
+/// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole).
+/// Backward-filter's layout takes it only when the tiles are one chunk.
 int64_t cpu_winograd_filter_rows(const ConvProblem& problem, Pass pass, const KnobValues& knobs,
                                  int m);
 
-/// The packing buffers one worker's backward-filter GEMMs take from the workspace (Eigen's:
-/// see lib/cpu/im2col/gemm.hpp; empty for OpenBLAS and for the other passes), sized for the
-/// layout's chunk.
-im2col::GemmScratch cpu_winograd_gemm_scratch(const WinogradLayout& layout, Pass pass);
+/// Backward-filter: floats from one transform point's transposed V (tiles x Cs, the unpacked
+/// GEMM's B operand) to the next, pad16(chunk Cs) + kWinogradCpuPointSkew; 0 for the other
+/// passes. One worker's transposed V is alpha^2 of them, in the layout's library scratch.
+int64_t cpu_winograd_transposed_point(const WinogradLayout& layout, Pass pass);
 
-/// The plan's layout: cpu_winograd_options' geometry with one GEMM scratch per worker placed
-/// first, as the layout's library scratch.
+/// The plan's layout: cpu_winograd_options' geometry with one transposed V per worker
+/// (backward-filter) placed first, as the layout's library scratch.
 WinogradLayout cpu_winograd_layout(const ConvProblem& problem, Pass pass, const KnobValues& knobs);
 
 /// The normwise bound of F(m x m, 3 x 3) for (problem, pass) on convlab::num_threads()

@@ -1,8 +1,8 @@
-// The unpacked SGEMM of every instruction set against a double-precision product: every edge
-// of its register tiles (rows past a multiple of MR, columns ending inside a vector or a
-// panel), strides wider than the matrices, k = 0, beta 0 (C not read: a NaN there is
-// overwritten) and beta 1. Operands are allocated to their last element, so that a read past
-// it shows under AddressSanitizer.
+// The GEMM kernels of every instruction set. The unpacked SGEMM against a double-precision
+// product: every edge of its register tiles (rows past a multiple of MR, columns ending inside
+// a vector or a panel), strides wider than the matrices, k = 0, beta 0 (C not read: a NaN there
+// is overwritten) and beta 1. The transpose exactly, on whole blocks and edges. Operands are
+// allocated to their last element, so that a read past it shows under AddressSanitizer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu/gemm_kernels/transpose.hpp"
 #include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu/isa.hpp"
 
@@ -85,6 +86,33 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
     }
     for (const Shape& s : shapes) {
       for (float beta : {0.0f, 1.0f}) check(entry.value, s, beta, rng);
+    }
+  }
+}
+
+TEST(Transpose, EveryIsaWholeBlocksAndEdges) {
+  for (const auto& entry : kCpuIsaNames) {
+    if (!cpu_isa_supported(entry.value)) {
+      std::cout << "transpose with " << entry.name << ": not supported here, skipped\n";
+      continue;
+    }
+    for (int64_t rows : {1, 4, 8, 15, 16, 17, 33, 64}) {
+      for (int64_t cols : {1, 3, 8, 16, 31, 32, 130}) {
+        for (int64_t extra : {0, 5}) {
+          const int64_t lds = cols + extra, ldd = rows + 2 * extra;
+          std::vector<float> src(extent(rows, cols, lds)), dst(extent(cols, rows, ldd), -1.0f);
+          for (std::size_t e = 0; e < src.size(); ++e) src[e] = static_cast<float>(e);
+          cpu_gemm::transpose(entry.value, rows, cols, src.data(), lds, dst.data(), ldd);
+          for (int64_t j = 0; j < cols; ++j) {
+            for (int64_t i = 0; i < ldd && j * ldd + i < static_cast<int64_t>(dst.size()); ++i) {
+              const float expected = i < rows ? src[i * lds + j] : -1.0f;
+              ASSERT_EQ(dst[j * ldd + i], expected)
+                  << entry.name << " " << rows << "x" << cols << " extra " << extra << " at (" << j
+                  << ", " << i << ")";
+            }
+          }
+        }
+      }
     }
   }
 }
