@@ -1,8 +1,9 @@
 // The GEMM kernels of every instruction set. The unpacked SGEMM against a double-precision
 // product: every edge of its register tiles (rows past a multiple of MR, columns ending inside
-// a vector or a panel), strides wider than the matrices, k = 0, beta 0 (C not read: a NaN there
-// is overwritten) and beta 1. The transpose exactly, on whole blocks and edges. Operands are
-// allocated to their last element, so that a read past it shows under AddressSanitizer.
+// a vector or a panel), an inner dimension of several blocks, strides wider than the matrices,
+// k = 0, beta 0 (C not read: a NaN there is overwritten) and beta 1. The transpose exactly, on
+// whole blocks and edges. Operands are allocated to their last element, so that a read past it
+// shows under AddressSanitizer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,6 +78,7 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
   shapes.push_back({12, 64, 0, 0, 0, 0});       // k = 0: C = beta C
   shapes.push_back({7, 33, 40, 3, 5, 11});      // strides past the matrices
   shapes.push_back({64, 128, 64, 16, 16, 16});  // the per-point products' shape
+  shapes.push_back({13, 70, 600, 1, 2, 3});     // three blocks of the inner dimension
   shapes.push_back({0, 5, 3, 0, 0, 0});
   shapes.push_back({5, 0, 3, 0, 0, 0});
   for (const auto& entry : kCpuIsaNames) {
