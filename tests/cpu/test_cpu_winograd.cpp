@@ -226,12 +226,11 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
       const int64_t points = 36, kc = 64 * 64,
                     partials = pass == Pass::backward_filter ? threads - 1 : 0;
       // Each point's matrix is padded by one cache line (16 floats); backward-filter's
-      // transposed V (100 tiles x 64 channels per point) comes first, one per worker.
-      const std::size_t transposed =
-          pass == Pass::backward_filter ? 4 * threads * points * (100 * 64 + 16) : 0;
-      const std::size_t expected =
-          transposed +
-          4 * (points * (kc + 16) * (1 + partials) + threads * 2 * points * (64 * 100 + 16));
+      // staging buffer (16 channels x 64 tiles per point) comes first, one per worker.
+      const std::size_t staging =
+          pass == Pass::backward_filter ? 4 * threads * points * (16 * 64 + 16) : 0;
+      const std::size_t expected = staging + 4 * (points * (kc + 16) * (1 + partials) +
+                                                  threads * 2 * points * (64 * 100 + 16));
       EXPECT_EQ(plan->workspace_bytes(), expected) << to_string(pass) << " threads " << threads;
       EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
       // U in blocks of 10 rows: one block per worker instead of the whole U (backward-filter
@@ -249,14 +248,14 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
     }
   }
   set_num_threads(previous);
-  // Backward-filter in blocks when the tiles are one chunk (4 tiles of 8x8): its transposed V,
-  // one block of dU, V and P.
+  // Backward-filter in blocks when the tiles are one chunk (4 tiles of 8x8): its staging
+  // buffer, one block of dU, V and P.
   const ConvProblem one_chunk = problem("mb1ic64ih8oc64kh3ph1");
   auto blocked = winograd().plan(one_chunk, Pass::backward_filter,
                                  {{"tiles", "100000"}, {"filter_rows", "10"}});
   EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk");
   EXPECT_EQ(blocked->workspace_bytes(),
-            4 * 36 * ((4 * 64 + 16) + (10 * 64 + 16) + 2 * (64 * 4 + 16)));
+            4 * 36 * ((16 * 64 + 16) + (10 * 64 + 16) + 2 * (64 * 4 + 16)));
   // No more workers than chunks: 1 * 3 * 3 tiles in one chunk of 9; auto cuts them into one
   // chunk per thread (ceil(9 / 3) tiles each) instead.
   set_num_threads(3);

@@ -140,11 +140,11 @@ class WinogradPlan final : public Plan {
       : p_(p),
         pass_(pass),
         l_(layout),
-        transposed_point_(cpu_winograd_transposed_point(layout, pass)),
+        staging_point_(cpu_winograd_staging_point(pass)),
         threads_(threads),
         isa_(isa),
         kernels_(tile_kernels(isa)) {
-    describe_winograd_plan(l_, info_, "transposed_input");
+    describe_winograd_plan(l_, info_, "input_staging");
     info_.kernel = std::string("winograd tiles + unpacked gemm, ") + to_string(isa);
     info_.details.emplace_back("isa", to_string(isa_));
   }
@@ -167,9 +167,10 @@ class WinogradPlan final : public Plan {
     auto partial = [&](int64_t w) {
       return reinterpret_cast<float*>(base + winograd_partial_offset(l_, w));
     };
-    // Backward-filter worker w's V transposed (tiles x Cs per point), in the library scratch.
-    auto transposed = [&](int64_t w) {
-      return reinterpret_cast<float*>(base) + w * kPoints * transposed_point_;
+    // Backward-filter worker w's staging buffer for its input transforms, in the library
+    // scratch.
+    auto staging = [&](int64_t w) {
+      return reinterpret_cast<float*>(base) + w * kPoints * staging_point_;
     };
     if (pass_ == Pass::backward_filter) {
       const int64_t kg = l_.dst_channels, block = l_.filter_rows;
@@ -180,12 +181,11 @@ class WinogradPlan final : public Plan {
           // channels went to memory and back).
           float* v = buffers(0);
           float* prod = v + l_.input_floats;
-          transform_input(g, t.x, 0, l_.tiles, v);
+          transform_input_transposed(g, t.x, 0, l_.tiles, v, staging(0));
           transform_gradient(g, t.y, 0, l_.tiles, prod);
-          transpose_input(v, transposed(0), l_.tiles);
           for (int64_t r0 = 0; r0 < kg; r0 += block) {
             const int64_t rows = std::min(block, kg - r0);
-            accumulate_filter(u, transposed(0), prod, l_.tiles, r0, rows, false);
+            accumulate_filter(u, v, prod, l_.tiles, r0, rows, false);
             write_filter(g, u, r0, rows, t.w, 1);
           }
           continue;
@@ -199,10 +199,9 @@ class WinogradPlan final : public Plan {
           const int64_t first = chunks * w / l_.workers, last = chunks * (w + 1) / l_.workers;
           for (int64_t ci = first; ci < last; ++ci) {
             const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
-            transform_input(g, t.x, t0, count, v);
+            transform_input_transposed(g, t.x, t0, count, v, staging(w));
             transform_gradient(g, t.y, t0, count, prod);
-            transpose_input(v, transposed(w), count);
-            accumulate_filter(du, transposed(w), prod, count, 0, kg, ci != first);
+            accumulate_filter(du, v, prod, count, 0, kg, ci != first);
           }
         });
         if (l_.workers > 1) {
@@ -369,13 +368,28 @@ class WinogradPlan final : public Plan {
                  });
   }
 
-  // Vt[xi] (count x Cs) = V[xi]^T: the products below sum over tiles, V's contiguous
-  // dimension, and the unpacked GEMM wants its B operand's columns (here Cs) contiguous.
-  void transpose_input(const float* v, float* vt, int64_t count) const {
-    for (int64_t xi = 0; xi < kPoints; ++xi) {
-      cpu_gemm::transpose(isa_, l_.src_channels, count, v + xi * l_.input_point, l_.chunk,
-                          vt + xi * transposed_point_, l_.src_channels);
-    }
+  // Backward-filter's Vt[xi][tile - t0][c] = (B^T d B)[xi] (V transposed, count x Cs, in the
+  // input buffer at its point stride): the products below sum over tiles, V's contiguous
+  // dimension, and the unpacked GEMM wants its B operand's columns (here Cs) contiguous. The
+  // transforms of kStagingChannels channels of one run go to the staging buffer, in cache,
+  // and are transposed from there.
+  void transform_input_transposed(int64_t g, const float* src, int64_t t0, int64_t count, float* vt,
+                                  float* stage) const {
+    const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
+    for_each_run(
+        t0, count, l_.src_h, l_.src_w, src_total() * plane, l_.offset_h, l_.offset_w,
+        staging_point_, [&](const TileRun& run, int64_t at) {
+          for (int64_t c0 = 0; c0 < cs; c0 += kStagingChannels) {
+            const int64_t channels = std::min(kStagingChannels, cs - c0);
+            for (int64_t c = 0; c < channels; ++c) {
+              kernels_.input(M, src + (g * cs + c0 + c) * plane, run, stage + c * kMaxRunTiles);
+            }
+            for (int64_t xi = 0; xi < kPoints; ++xi) {
+              cpu_gemm::transpose(isa_, channels, run.tiles, stage + xi * staging_point_,
+                                  kMaxRunTiles, vt + xi * l_.input_point + at * cs + c0, cs);
+            }
+          }
+        });
   }
 
   // dU[xi] rows [r0, r0 + rows) (+)= P[xi] (rows x count) * Vt[xi] (count x Cg), into du's
@@ -385,8 +399,8 @@ class WinogradPlan final : public Plan {
     const int64_t cg = l_.src_channels;
     for (int64_t xi = 0; xi < kPoints; ++xi) {
       cpu_gemm::unpacked_sgemm(isa_, rows, cg, count, prod + xi * l_.product_point + r0 * l_.chunk,
-                               l_.chunk, vt + xi * transposed_point_, cg,
-                               accumulate ? 1.0f : 0.0f, du + xi * l_.filter_point, cg);
+                               l_.chunk, vt + xi * l_.input_point, cg, accumulate ? 1.0f : 0.0f,
+                               du + xi * l_.filter_point, cg);
     }
   }
 
@@ -405,7 +419,7 @@ class WinogradPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   WinogradLayout l_;
-  int64_t transposed_point_;  ///< backward-filter: floats from Vt[xi] to Vt[xi + 1]
+  int64_t staging_point_;  ///< backward-filter: floats between the staging buffer's points
   int threads_;
   CpuIsa isa_;
   TileKernels kernels_;
@@ -482,10 +496,9 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
   return winograd_options(knobs, options);
 }
 
-int64_t cpu_winograd_transposed_point(const WinogradLayout& l, Pass pass) {
-  if (pass != Pass::backward_filter) return 0;
-  const int64_t matrix = checked_mul(l.chunk, l.src_channels, "cpu.winograd transposed input");
-  return checked_add((matrix + 15) / 16 * 16, kWinogradCpuPointSkew, "cpu.winograd transposed input");
+int64_t cpu_winograd_staging_point(Pass pass) {
+  return pass == Pass::backward_filter ? kStagingChannels * kMaxRunTiles + kWinogradCpuPointSkew
+                                       : 0;
 }
 
 int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m) {
@@ -509,11 +522,9 @@ WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobVa
   // The chunk and the workers do not depend on the library scratch, so the first layout
   // sizes it and the second places it.
   const WinogradLayout sizing = winograd_layout(p, pass, options);
-  options.library_bytes = checked_mul(
-      4 * sizing.workers,
-      checked_mul(int64_t{sizing.alpha} * sizing.alpha,
-                  cpu_winograd_transposed_point(sizing, pass), "cpu.winograd transposed input"),
-      "cpu.winograd transposed input");
+  options.library_bytes =
+      checked_mul(4 * sizing.workers * sizing.alpha * sizing.alpha,
+                  cpu_winograd_staging_point(pass), "cpu.winograd input staging");
   return winograd_layout(p, pass, options);
 }
 

@@ -29,12 +29,15 @@ inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{512} << 10;
 int64_t cpu_winograd_filter_rows(const ConvProblem& problem, Pass pass, const KnobValues& knobs,
                                  int m);
 
-/// Backward-filter: floats from one transform point's transposed V (tiles x Cs, the unpacked
-/// GEMM's B operand) to the next, pad16(chunk Cs) + kWinogradCpuPointSkew; 0 for the other
-/// passes. One worker's transposed V is alpha^2 of them, in the layout's library scratch.
-int64_t cpu_winograd_transposed_point(const WinogradLayout& layout, Pass pass);
+/// Backward-filter transforms the input of kStagingChannels channels of one run of tiles into
+/// a staging buffer and transposes it from there into V's place, tiles x Cs per point (the
+/// unpacked GEMM's B operand). Floats from one point of that buffer to the next,
+/// kStagingChannels kMaxRunTiles + kWinogradCpuPointSkew; 0 for the other passes. One worker's
+/// buffer is alpha^2 of them, in the layout's library scratch.
+inline constexpr int64_t kStagingChannels = 16;
+int64_t cpu_winograd_staging_point(Pass pass);
 
-/// The plan's layout: cpu_winograd_options' geometry with one transposed V per worker
+/// The plan's layout: cpu_winograd_options' geometry with one staging buffer per worker
 /// (backward-filter) placed first, as the layout's library scratch.
 WinogradLayout cpu_winograd_layout(const ConvProblem& problem, Pass pass, const KnobValues& knobs);
 
