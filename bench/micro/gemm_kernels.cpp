@@ -1,0 +1,132 @@
+// Google Benchmark behind the GEMM kernels of cpu.winograd (docs/strategy-winograd.md) and the
+// ceiling the CPU strategies are compared against (docs/strategy-im2col.md):
+//  - fma_peak/<isa>: twelve independent chains of vector FMAs on registers only, the
+//    machine's single-precision FMA rate on one thread (GFLOP/s, 2 flops per lane);
+//  - gemm/<unpacked|library>/<m>x<n>x<k>: the unpacked SGEMM (widest instruction set) and the
+//    default GEMM library (OpenBLAS where built) on the same operands, held in cache between
+//    iterations: the per-point product shapes of ResNet-50's 3x3 layers at mb 16 and a square
+//    one.
+//
+//   CONVLAB_NUM_THREADS=1 taskset -c 1 build/release/bench/micro/gemm_kernels \
+//     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CONVLAB_X86 1
+#endif
+
+#include "convlab/threads.hpp"
+#include "lib/cpu/gemm_kernels/unpacked_sgemm.hpp"
+#include "lib/cpu/im2col/gemm.hpp"
+#include "lib/cpu/isa.hpp"
+
+namespace {
+
+using convlab::CpuIsa;
+namespace im2col = convlab::im2col;
+
+constexpr int kChains = 12;  // enough independent FMAs to cover the latency (4) x 2 pipes
+
+#if CONVLAB_X86
+__attribute__((target("avx512f,fma"))) float fma_chains_avx512(int64_t iterations) {
+  __m512 acc[kChains];
+  for (auto& a : acc) a = _mm512_set1_ps(0.0f);
+  const __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) a = _mm512_fmadd_ps(a, x, y);
+  }
+  float sum = 0;
+  for (auto& a : acc) sum += _mm512_reduce_add_ps(a);
+  return sum;
+}
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iterations) {
+  __m256 acc[kChains];
+  for (auto& a : acc) a = _mm256_set1_ps(0.0f);
+  const __m256 x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) a = _mm256_fmadd_ps(a, x, y);
+  }
+  alignas(32) float lanes[8];
+  float sum = 0;
+  for (auto& a : acc) {
+    _mm256_store_ps(lanes, a);
+    for (float l : lanes) sum += l;
+  }
+  return sum;
+}
+#endif
+
+void BM_FmaPeak(benchmark::State& state, CpuIsa isa) {
+#if CONVLAB_X86
+  if (!convlab::cpu_isa_supported(isa)) {
+    state.SkipWithError((std::string(convlab::to_string(isa)) + " not supported here").c_str());
+    return;
+  }
+  constexpr int64_t kIterations = 1 << 20;
+  for (auto _ : state) {
+    // Opaque to the compiler each time, so that the (side-effect-free) call is not hoisted.
+    int64_t iterations = kIterations;
+    benchmark::DoNotOptimize(iterations);
+    benchmark::DoNotOptimize(isa == CpuIsa::avx512 ? fma_chains_avx512(iterations)
+                                                   : fma_chains_avx2(iterations));
+  }
+  const double flops = 2.0 * kChains * convlab::cpu_isa_vector_floats(isa) * kIterations;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
+#else
+  state.SkipWithError("an x86-64 build is needed");
+  (void)isa;
+#endif
+}
+
+void BM_Gemm(benchmark::State& state, bool unpacked, int64_t m, int64_t n, int64_t k) {
+  const CpuIsa isa = convlab::cpu_isa("auto", "gemm_kernels isa");
+  std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n);
+  im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
+  for (auto _ : state) {
+    if (unpacked) {
+      convlab::cpu_gemm::unpacked_sgemm(isa, m, n, k, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    } else {
+      im2col::sgemm(im2col::default_gemm_backend(), false, false, m, n, k, a.data(), k, b.data(), n,
+                    0.0f, c.data(), n);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * m * n * k * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.SetLabel(unpacked ? std::string("unpacked ") + convlab::to_string(isa)
+                          : im2col::to_string(im2col::default_gemm_backend()));
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+// M = U V per transform point (Cd x chunk x Cs) of ResNet-50's 3x3 layers at mb 16, the 7x7
+// layer's 64 tiles, and a square product.
+const Shape kShapes[] = {
+    {64, 128, 64}, {128, 128, 128}, {256, 128, 256}, {512, 64, 512}, {1024, 1024, 1024}};
+
+const bool kRegistered = [] {
+  benchmark::RegisterBenchmark("fma_peak/avx512", BM_FmaPeak, CpuIsa::avx512);
+  benchmark::RegisterBenchmark("fma_peak/avx2", BM_FmaPeak, CpuIsa::avx2);
+  for (const Shape& s : kShapes) {
+    const std::string dims =
+        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    for (bool unpacked : {true, false}) {
+      benchmark::RegisterBenchmark(
+          ("gemm/" + std::string(unpacked ? "unpacked/" : "library/") + dims).c_str(), BM_Gemm,
+          unpacked, s.m, s.n, s.k);
+    }
+  }
+  return true;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();
