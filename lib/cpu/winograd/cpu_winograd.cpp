@@ -431,12 +431,14 @@ std::vector<KnobSpec> cpu_winograd_knobs() {
       winograd_knobs("within 2 MiB of transforms, at least 128, at most tiles / threads");
   knobs.push_back(integer_knob(
       "filter_rows", "auto", 1, INT_MAX, true, "",
-      "forward and backward-data: destination channels per block of the filter transform, "
+      "forward and backward-data (backward-filter when its tiles are one chunk): destination "
+      "channels per block of the filter transform, "
       "transformed with each chunk (at least the destination channels: U whole, once per "
       "group); auto: whole when U is at most 4 MiB, else blocks of at most 512 KiB"));
-  knobs.push_back(choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
-                              "instruction set of the tile transforms: auto (the widest this CPU "
-                              "runs), generic (SSE2), avx2, avx512"));
+  knobs.push_back(
+      choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
+                  "instruction set of the tile transforms and the GEMM: auto (the widest this CPU "
+                  "runs), generic (SSE2), avx2, avx512"));
   return knobs;
 }
 
