@@ -11,11 +11,11 @@
 //     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
 #define CONVLAB_X86 1
 #endif
 
@@ -32,33 +32,30 @@ namespace im2col = convlab::im2col;
 constexpr int kChains = 12;  // enough independent FMAs to cover the latency (4) x 2 pipes
 
 #if CONVLAB_X86
-__attribute__((target("avx512f,fma"))) float fma_chains_avx512(int64_t iterations) {
-  __m512 acc[kChains];
-  for (auto& a : acc) a = _mm512_set1_ps(0.0f);
-  const __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
+// The chains on GCC vectors of type V; inlined into a caller compiled for an instruction set,
+// where a * x + y contracts to one FMA.
+typedef float Vector512 __attribute__((vector_size(64)));
+typedef float Vector256 __attribute__((vector_size(32)));
+template <class V>
+__attribute__((always_inline)) inline float fma_chains(int64_t iterations) {
+  V acc[kChains];  // different starts, or the compiler computes one chain for all twelve
+  for (int j = 0; j < kChains; ++j) acc[j] = 0.001f * float(j) - V{};
+  const V x = 1.0000001f - V{}, y = 0.9999999f - V{};
   for (int64_t i = 0; i < iterations; ++i) {
 #pragma GCC unroll 12
-    for (auto& a : acc) a = _mm512_fmadd_ps(a, x, y);
+    for (V& a : acc) a = a * x + y;
   }
   float sum = 0;
-  for (auto& a : acc) sum += _mm512_reduce_add_ps(a);
+  for (const V& a : acc) {
+    for (std::size_t lane = 0; lane < sizeof(V) / sizeof(float); ++lane) sum += a[lane];
+  }
   return sum;
 }
+__attribute__((target("avx512f,fma"))) float fma_chains_avx512(int64_t iterations) {
+  return fma_chains<Vector512>(iterations);
+}
 __attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iterations) {
-  __m256 acc[kChains];
-  for (auto& a : acc) a = _mm256_set1_ps(0.0f);
-  const __m256 x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
-  for (int64_t i = 0; i < iterations; ++i) {
-#pragma GCC unroll 12
-    for (auto& a : acc) a = _mm256_fmadd_ps(a, x, y);
-  }
-  alignas(32) float lanes[8];
-  float sum = 0;
-  for (auto& a : acc) {
-    _mm256_store_ps(lanes, a);
-    for (float l : lanes) sum += l;
-  }
-  return sum;
+  return fma_chains<Vector256>(iterations);
 }
 #endif
 
