@@ -71,10 +71,10 @@ struct WinogradLayout {
 
 /// Tiles per chunk when the `tiles` knob is auto on the CPU: as many as keep the chunk's
 /// transformed input and products within this many bytes (cache-sized), at least
-/// kWinogradCpuMinChunk (narrower per-point GEMMs spent their time packing U, the larger
-/// operand when channels are many), at most all tiles.
+/// kWinogradCpuMinChunk (one 64-column panel of the CPU's per-point GEMM; 128 ran slower on
+/// ResNet-50's 28x28 and 14x14 layers, docs/strategy-winograd.md), at most all tiles.
 inline constexpr int64_t kWinogradCpuChunkBytes = int64_t{2} << 20;
-inline constexpr int64_t kWinogradCpuMinChunk = 128;
+inline constexpr int64_t kWinogradCpuMinChunk = 64;
 /// Floats (one 64-byte cache line) the CPU adds between consecutive transform points'
 /// matrices: with a power-of-two matrix (64 channels x 128 tiles = 32 KiB) the alpha^2
 /// streams a tile transform reads or writes would all fall into the same cache set.

@@ -428,7 +428,7 @@ class WinogradPlan final : public Plan {
 // The shared variant and tiles knobs, then the instruction set of the tile transforms.
 std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs =
-      winograd_knobs("within 2 MiB of transforms, at least 128, at most tiles / threads");
+      winograd_knobs("within 2 MiB of transforms, at least 64, at most tiles / threads");
   knobs.push_back(integer_knob(
       "filter_rows", "auto", 1, INT_MAX, true, "",
       "forward and backward-data (backward-filter when its tiles are one chunk): destination "
