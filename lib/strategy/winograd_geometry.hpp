@@ -94,6 +94,7 @@ struct WinogradOptions {
   int64_t library_bytes = 0;                     ///< library scratch placed first (cuBLAS)
   int64_t point_skew_floats = 0;                 ///< floats added after each point's matrix
   int64_t min_chunk = kWinogradMinChunk;         ///< auto's fewest tiles per chunk (>= 1)
+  int64_t chunk_multiple = 1;     ///< auto rounds the chunk down to a multiple of this (>= 1)
   bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
   /// Destination channels per filter block: 0 keeps U whole; otherwise each worker transforms
   /// U in blocks of this many rows (at most Cd) per chunk (backward-filter: if one chunk).
@@ -133,14 +134,16 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   const int64_t align = options.alignment;
   if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
       options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
-      options.point_skew_floats < 0 || options.min_chunk < 1 || options.filter_rows < 0) {
+      options.point_skew_floats < 0 || options.min_chunk < 1 || options.chunk_multiple < 1 ||
+      options.filter_rows < 0) {
     throw Error(ErrorCode::invalid_argument,
                 "winograd_layout " + p.descriptor() + ": bad options (m " +
                     std::to_string(options.m) + ", chunk " + std::to_string(options.chunk) +
                     ", workers " + std::to_string(options.workers) + ", alignment " +
                     std::to_string(align) + ", point skew " +
                     std::to_string(options.point_skew_floats) + ", min chunk " +
-                    std::to_string(options.min_chunk) + ", filter rows " +
+                    std::to_string(options.min_chunk) + ", chunk multiple " +
+                    std::to_string(options.chunk_multiple) + ", filter rows " +
                     std::to_string(options.filter_rows) + ")");
   }
   const int64_t align_floats = align / 4;
@@ -170,7 +173,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   if (chunk == 0) {
     const int64_t per_tile = checked_mul(
         4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
-    chunk = options.chunk_bytes / per_tile;
+    chunk = options.chunk_bytes / per_tile / options.chunk_multiple * options.chunk_multiple;
     if (chunk < options.min_chunk) chunk = options.min_chunk;
     if (options.chunk_per_worker) {
       const int64_t share = (l.tiles + options.workers - 1) / options.workers;

@@ -144,13 +144,17 @@ TEST(WinogradGeometry, TransformPointsHaveAlignedStridesWithTheSkew) {
   EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, skewed).filter_floats, 36 * 32);
 }
 
-// Auto chunks: chunk_bytes / (4 alpha^2 (Cs + Cd)) tiles, at least min_chunk, at most all
-// tiles, and with chunk_per_worker at most ceil(tiles / workers); a forced chunk is kept.
+// Auto chunks: chunk_bytes / (4 alpha^2 (Cs + Cd)) tiles rounded down to chunk_multiple, at
+// least min_chunk, at most all tiles, and with chunk_per_worker at most ceil(tiles / workers);
+// a forced chunk is kept.
 TEST(WinogradGeometry, AutoChunkFollowsTheExecutorsRules) {
   const ConvProblem p = problem("mb4ic8ih40oc8kh3ph1");  // 4 * 10 * 10 = 400 F(4,3) tiles
   WinogradOptions o;
   o.chunk_bytes = 4 * 36 * 16 * 50;  // 50 tiles
   EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 50);
+  o.chunk_multiple = 16;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 48);
+  o.chunk_multiple = 1;
   o.min_chunk = 128;
   EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 128);
   o.chunk_per_worker = true;
@@ -183,7 +187,10 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   no_minimum.min_chunk = 0;
   WinogradOptions negative_rows;
   negative_rows.filter_rows = -1;
-  for (const WinogradOptions& o : {m3, odd, none, negative_skew, no_minimum, negative_rows}) {
+  WinogradOptions no_multiple;
+  no_multiple.chunk_multiple = 0;
+  for (const WinogradOptions& o :
+       {m3, odd, none, negative_skew, no_minimum, negative_rows, no_multiple}) {
     try {
       winograd::winograd_layout(p, Pass::forward, o);
       ADD_FAILURE() << "accepted m " << o.m << " alignment " << o.alignment;
