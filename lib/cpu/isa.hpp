@@ -3,7 +3,8 @@
 // time. A kernel source is compiled once per instruction set (CMake's
 // convlab_cpu_isa_sources, lib/cpu/CMakeLists.txt), each build in its own namespace, and a
 // plan picks one from its `isa` knob, so one binary runs on any x86-64 CPU and still uses
-// AVX-512 where the CPU has it. cpu.fft's bin GEMM and cpu.winograd's tile transforms use it.
+// AVX-512 where the CPU has it. cpu.fft's bin GEMM, cpu.winograd's tile transforms and the
+// unpacked GEMM (gemm_kernels/) use it.
 
 #include <cstdint>
 #include <string>

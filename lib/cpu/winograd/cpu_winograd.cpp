@@ -22,17 +22,21 @@
 //                    with the tiles as inner dimension, accumulated over chunks (beta = 1),
 //                    then dw[k, c] = G^T dU[.][k][c] G. dY tiles are the m x m tiles of dy,
 //                    zero past its edge; V is the forward input transform of x.
-// GEMM mapping (row-major): forward/backward-data M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x T) on
-// the unpacked GEMM (cpu/gemm_kernels/unpacked_sgemm.hpp: a BLAS sgemm would pack U, the
-// larger operand when channels are many, for every chunk); backward-filter dU[xi] (Kg x Cg)
-// += P[xi] (Kg x T) * V[xi]^T (T x Cg) on the library GEMM (gemm.hpp).
+// GEMM mapping (row-major), all on the unpacked GEMM (cpu/gemm_kernels/unpacked_sgemm.hpp: a
+// BLAS sgemm would pack U, the larger operand when channels are many, for every chunk):
+// forward/backward-data M[xi] = U[xi] (Cd x Cs) * V[xi] (Cs x T); backward-filter dU[xi]
+// (Kg x Cg) += P[xi] (Kg x T) * Vt[xi] (T x Cg), where Vt = V^T is what its input transform
+// writes in V's place (through a staging buffer of 16 channels per run of tiles, transposed
+// while in cache), since the unpacked GEMM wants B's columns contiguous.
 //
-// Filter blocks (forward, backward-data). A whole U is alpha^2 Cd Cs floats: 36 MiB on a
-// 512-channel layer, written by the filter transform and read back by the GEMMs from memory
-// (the transform's stores were half its profile). Past kWinogradCpuWholeFilterBytes (knob
-// `filter_rows`), each worker instead transforms U a block of destination rows at a time,
-// right before that block's GEMMs, for every chunk: the block stays in cache, and the
-// transform is repeated once per chunk, which is few when U is large (few tiles per channel).
+// Filter blocks. A whole U is alpha^2 Cd Cs floats: 36 MiB on a 512-channel layer, written by
+// the filter transform and read back by the GEMMs from memory (the transform's stores were
+// half its profile). Past kWinogradCpuWholeFilterBytes (knob `filter_rows`), each worker
+// instead transforms U a block of destination rows at a time, right before that block's
+// GEMMs, for every chunk: the block stays in cache, and the transform is repeated once per
+// chunk, which is few when U is large (few tiles per channel). Backward-filter sums dU over
+// the chunks, so it takes blocks only when the tiles are one chunk: each block of dU then goes
+// to dw (the adjoint transform) from cache.
 //
 // Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment; the formula is
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
@@ -47,7 +51,8 @@
 //   tile transform's 36 streams do not share a cache set when the matrix is a power-of-two
 //   size; the per-point GEMMs step by these point strides)
 //   workers = min(T, chunks)
-//   bytes   = 4 (filter (buffers + partials) + workers (input + product)),
+//   staging = backward-filter: alpha^2 (16 * 64 + 16), one worker's staging buffer; else 0
+//   bytes   = 4 (workers staging + filter (buffers + partials) + workers (input + product)),
 //             partials = workers - 1 for backward-filter (a private dU each), else 0
 //
 // Threads (T = convlab::num_threads() at plan time, OpenMP). Each worker runs whole chunks
