@@ -88,7 +88,8 @@ void BM_Gemm(benchmark::State& state, bool unpacked, int64_t m, int64_t n, int64
   im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
   for (auto _ : state) {
     if (unpacked) {
-      convlab::cpu_gemm::unpacked_sgemm(isa, m, n, k, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+      convlab::cpu_gemm::unpacked_sgemm(isa, false, m, n, k, a.data(), k, b.data(), n, 0.0f,
+                                        c.data(), n);
     } else {
       im2col::sgemm(im2col::default_gemm_backend(), false, false, m, n, k, a.data(), k, b.data(), n,
                     0.0f, c.data(), n);

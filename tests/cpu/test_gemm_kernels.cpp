@@ -1,9 +1,9 @@
-// The GEMM kernels of every instruction set. The unpacked SGEMM against a double-precision
-// product: every edge of its register tiles (rows past a multiple of MR, columns ending inside
-// a vector or a panel), an inner dimension of several blocks, strides wider than the matrices,
-// k = 0, beta 0 (C not read: a NaN there is overwritten) and beta 1. The transpose exactly, on
-// whole blocks and edges. Operands are allocated to their last element, so that a read past it
-// shows under AddressSanitizer.
+// The GEMM kernels of every instruction set. The unpacked SGEMM, with A as stored and
+// transposed, against a double-precision product: every edge of its register tiles (rows past a
+// multiple of MR, columns ending inside a vector or a panel), an inner dimension of several blocks,
+// strides wider than the matrices, k = 0, beta 0 (C not read: a NaN there is overwritten) and
+// beta 1. The transpose exactly, on whole blocks and edges. Operands are allocated to their last
+// element, so that a read past it shows under AddressSanitizer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,22 +29,34 @@ int64_t extent(int64_t rows, int64_t cols, int64_t ld) {
   return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
 }
 
-void check(CpuIsa isa, const Shape& s, float beta, std::mt19937& rng) {
-  const int64_t lda = s.k + s.lda_extra, ldb = s.n + s.ldb_extra, ldc = s.n + s.ldc_extra;
+// op(A)[i, l]: A stored [m, k], or [k, m] when transposed.
+struct OpA {
+  const std::vector<float>& a;
+  int64_t lda;
+  bool trans;
+  double operator()(int64_t i, int64_t l) const { return trans ? a[l * lda + i] : a[i * lda + l]; }
+};
+
+void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& rng) {
+  const int64_t lda = (trans_a ? s.m : s.k) + s.lda_extra, ldb = s.n + s.ldb_extra,
+                ldc = s.n + s.ldc_extra;
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> a(extent(s.m, s.k, lda)), b(extent(s.k, s.n, ldb));
+  std::vector<float> a(trans_a ? extent(s.k, s.m, lda) : extent(s.m, s.k, lda));
+  std::vector<float> b(extent(s.k, s.n, ldb));
   std::vector<float> c(extent(s.m, s.n, ldc));
   for (float& x : a) x = value(rng);
   for (float& x : b) x = value(rng);
   for (float& x : c) x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : value(rng);
   const std::vector<float> c0 = c;
-  cpu_gemm::unpacked_sgemm(isa, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  cpu_gemm::unpacked_sgemm(isa, trans_a, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, beta,
+                           c.data(), ldc);
+  const OpA op_a{a, lda, trans_a};
   for (int64_t i = 0; i < s.m; ++i) {
     for (int64_t j = 0; j < s.n; ++j) {
       double exact = 0, magnitude = 0;
       for (int64_t l = 0; l < s.k; ++l) {
-        exact += double(a[i * lda + l]) * b[l * ldb + j];
-        magnitude += std::abs(double(a[i * lda + l]) * b[l * ldb + j]);
+        exact += op_a(i, l) * b[l * ldb + j];
+        magnitude += std::abs(op_a(i, l) * b[l * ldb + j]);
       }
       if (beta != 0.0f) {
         exact += beta * double(c0[i * ldc + j]);
@@ -53,8 +65,8 @@ void check(CpuIsa isa, const Shape& s, float beta, std::mt19937& rng) {
       // Each sum of k products rounds at most k + 2 times (float, u = 2^-24).
       const double bound = (s.k + 2) * std::ldexp(1.0, -24) * magnitude + 1e-30;
       ASSERT_LE(std::abs(c[i * ldc + j] - exact), bound)
-          << to_string(isa) << " " << s.m << "x" << s.n << "x" << s.k << " beta " << beta << " at ("
-          << i << ", " << j << ")";
+          << to_string(isa) << (trans_a ? " A^T " : " ") << s.m << "x" << s.n << "x" << s.k
+          << " beta " << beta << " at (" << i << ", " << j << ")";
     }
   }
   // Between rows of C (the stride's padding) nothing is written.
@@ -86,8 +98,10 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
       std::cout << "unpacked SGEMM with " << entry.name << ": not supported here, skipped\n";
       continue;
     }
-    for (const Shape& s : shapes) {
-      for (float beta : {0.0f, 1.0f}) check(entry.value, s, beta, rng);
+    for (bool trans_a : {false, true}) {
+      for (const Shape& s : shapes) {
+        for (float beta : {0.0f, 1.0f}) check(entry.value, trans_a, s, beta, rng);
+      }
     }
   }
 }

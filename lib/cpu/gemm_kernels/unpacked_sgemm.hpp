@@ -22,17 +22,22 @@ namespace convlab::cpu_gemm {
 /// it runs no narrower edge tile.
 inline constexpr int64_t kUnpackedSgemmRows = 6;
 
-/// Row-major C[m, n] = A[m, k] B[k, n] + beta C; lda, ldb, ldc are the row strides. beta = 0
-/// does not read C (a NaN in it does not survive, as with BLAS). Reads exactly the elements
-/// of A and B the product uses, so the operands may end at their last element. `isa` must be
-/// one this CPU runs (cpu_isa()).
-void unpacked_sgemm(CpuIsa isa, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+/// Rows of B per block of the inner dimension: C accumulates one block of A's columns and B's
+/// rows at a time (a caller that lays out B in blocks uses the same depth).
+inline constexpr int64_t kUnpackedSgemmDepth = 256;
 
-#define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                            \
-  namespace isa {                                                                      \
-  void unpacked_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,    \
-                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc); \
+/// Row-major C[m, n] = op(A)[m, k] B[k, n] + beta C, op(A) = A stored [m, k], or its
+/// transpose when A is stored [k, m] (trans_a); lda, ldb, ldc are the row strides as stored.
+/// beta = 0 does not read C (a NaN in it does not survive, as with BLAS). Reads exactly the
+/// elements of A and B the product uses, so the operands may end at their last element.
+/// `isa` must be one this CPU runs (cpu_isa()).
+void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+#define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                                       \
+  namespace isa {                                                                                 \
+  void unpacked_sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, \
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc);            \
   }
 CONVLAB_DECLARE_UNPACKED_SGEMM(generic)
 CONVLAB_DECLARE_UNPACKED_SGEMM(avx2)

@@ -344,7 +344,7 @@ class WinogradPlan final : public Plan {
                 int64_t rows) const {
     const int64_t cs = l_.src_channels;
     for (int64_t xi = 0; xi < kPoints; ++xi) {
-      cpu_gemm::unpacked_sgemm(isa_, rows, count, cs, u + xi * l_.filter_point, cs,
+      cpu_gemm::unpacked_sgemm(isa_, false, rows, count, cs, u + xi * l_.filter_point, cs,
                                v + xi * l_.input_point, l_.chunk, 0.0f,
                                prod + xi * l_.product_point + r0 * l_.chunk, l_.chunk);
     }
@@ -403,9 +403,9 @@ class WinogradPlan final : public Plan {
                          int64_t rows, bool accumulate) const {
     const int64_t cg = l_.src_channels;
     for (int64_t xi = 0; xi < kPoints; ++xi) {
-      cpu_gemm::unpacked_sgemm(isa_, rows, cg, count, prod + xi * l_.product_point + r0 * l_.chunk,
-                               l_.chunk, vt + xi * l_.input_point, cg, accumulate ? 1.0f : 0.0f,
-                               du + xi * l_.filter_point, cg);
+      cpu_gemm::unpacked_sgemm(
+          isa_, false, rows, cg, count, prod + xi * l_.product_point + r0 * l_.chunk, l_.chunk,
+          vt + xi * l_.input_point, cg, accumulate ? 1.0f : 0.0f, du + xi * l_.filter_point, cg);
     }
   }
 
