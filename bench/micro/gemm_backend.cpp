@@ -62,9 +62,6 @@ const Layer kLayers[] = {
     {"mb16ic512ih7oc512kh3ph1", "mb16ic512ih7oc512kh3ph1"},
 };
 
-const im2col::GemmBackend kBackends[] = {im2col::GemmBackend::onednn, im2col::GemmBackend::openblas,
-                                         im2col::GemmBackend::eigen};
-
 ConvProblem problem_of(const Layer& layer) {
   return convlab::parse_descriptor(layer.descriptor).problem;
 }
@@ -241,7 +238,8 @@ int main(int argc, char** argv) {
             std::string("share/") + name + "/" + convlab::to_string(pass) + "/" + layer.name;
         add_benchmark(label, bench_share, algo, p, pass);
       }
-      for (im2col::GemmBackend backend : kBackends) {
+      for (const auto& entry : im2col::kGemmBackendNames) {
+        const im2col::GemmBackend backend = entry.value;
         if (!im2col::gemm_backend_available(backend)) continue;
         const std::string strategy = std::string("strategy/") + im2col::to_string(backend) + "/" +
                                      convlab::to_string(pass) + "/" + layer.name;

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -166,27 +167,42 @@ TEST(CpuIm2col, EveryGemmBackendIsExact) {
     problems.push_back(p);
   }
   int backends = 0;
-  for (im2col::GemmBackend backend :
-       {im2col::GemmBackend::onednn, im2col::GemmBackend::openblas, im2col::GemmBackend::eigen}) {
+  for (const auto& entry : im2col::kGemmBackendNames) {
+    const im2col::GemmBackend backend = entry.value;
     if (!im2col::gemm_backend_available(backend)) {
-      std::cout << "cpu.im2col: GEMM backend " << im2col::to_string(backend)
-                << " not built in, not checked\n";
+      std::cout << "cpu.im2col: GEMM backend " << entry.name << " not built in, not checked\n";
       continue;
     }
     ++backends;
-    for (im2col::ParallelMode mode : {im2col::ParallelMode::images, im2col::ParallelMode::gemm}) {
-      im2col::Im2colOptions options;
-      options.backend = backend;
-      options.parallel = mode;
-      options.images_per_gemm = 2;
-      const im2col::CpuIm2col algo(options);
-      const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
-      const std::string label = std::string("GEMM ") + im2col::to_string(backend) + ", parallel " +
-                                im2col::to_string(mode);
-      EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+    // The unpacked GEMM's kernels under every instruction set this CPU runs.
+    std::vector<std::optional<CpuIsa>> isas{std::nullopt};
+    if (backend == im2col::GemmBackend::unpacked) {
+      isas.clear();
+      for (const auto& isa : kCpuIsaNames) {
+        if (cpu_isa_supported(isa.value)) {
+          isas.emplace_back(isa.value);
+        } else {
+          std::cout << "cpu.im2col: unpacked GEMM with " << isa.name << " not run: not here\n";
+        }
+      }
+    }
+    for (const std::optional<CpuIsa> isa : isas) {
+      for (im2col::ParallelMode mode : {im2col::ParallelMode::images, im2col::ParallelMode::gemm}) {
+        im2col::Im2colOptions options;
+        options.backend = backend;
+        options.isa = isa;
+        options.parallel = mode;
+        options.images_per_gemm = 2;
+        const im2col::CpuIm2col algo(options);
+        const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
+        const std::string label = std::string("GEMM ") + entry.name +
+                                  (isa ? std::string(" ") + to_string(*isa) : std::string()) +
+                                  ", parallel " + im2col::to_string(mode);
+        EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+      }
     }
   }
-  EXPECT_GE(backends, 1);
+  EXPECT_GE(backends, 2);
 }
 
 // Runs a plan twice on the same inputs (output re-poisoned in between) and compares bits.
@@ -223,6 +239,39 @@ TEST(CpuIm2col, DeterministicWithFixedThreads) {
   }
 }
 
+// The unpacked GEMM splits C's columns over the threads of gemm mode, and backward-filter
+// transposes B in the blocks the kernel sums in: every thread count gives the same bits.
+TEST(CpuIm2col, UnpackedGemmSameBitsOnAnyThreadCount) {
+  std::vector<ConvProblem> problems = {testing::problem("mb2ic40ih12oc70kh3ph1"),
+                                       testing::problem("mb1ic3ih40oc20kh5ph2sh2")};
+  for (ConvProblem p : random_problems(run_seed() + 8, 6)) problems.push_back(p);
+  im2col::Im2colOptions options;
+  options.backend = im2col::GemmBackend::unpacked;
+  options.parallel = im2col::ParallelMode::gemm;
+  for (const ConvProblem& p : problems) {
+    for (Pass pass : all_passes()) {
+      const HostTensors host = make_inputs(p, pass, run_seed());
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        auto plan = im2col::CpuIm2col(options).plan(p, pass);
+        CaseBuffers buffers(host_context(), p, host, plan->workspace_bytes());
+        plan->run(buffers.tensors(), buffers.workspace());
+        const std::vector<float> out = buffers.download_output(pass);
+        if (threads == 1) {
+          first = out;
+          continue;
+        }
+        ASSERT_EQ(out.size(), first.size());
+        EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
+            << p.descriptor() << " " << to_string(pass) << ": " << threads
+            << " threads differ from 1 (" << plan->notes() << ")";
+      }
+    }
+  }
+  set_num_threads(2);
+}
+
 // No oversubscription: our threads times the GEMM library's are the thread count, in every
 // mode, and the plan records both.
 TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
@@ -257,9 +306,11 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
     p.n = 4;
     problems.push_back(p);
   }
-  // The default GEMM library and Eigen, whose packing buffers the workspace holds.
+  // The default GEMM library, Eigen, whose packing buffers the workspace holds, and the
+  // unpacked GEMM, whose transposed B it holds.
   std::vector<im2col::GemmBackend> backends = {im2col::default_gemm_backend()};
   if (backends[0] != im2col::GemmBackend::eigen) backends.push_back(im2col::GemmBackend::eigen);
+  backends.push_back(im2col::GemmBackend::unpacked);
   for (const im2col::GemmBackend backend : backends)
     for (const auto [images, tile] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {3, 0}, {0, 5}}) {
       im2col::Im2colOptions options;
@@ -283,18 +334,33 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
           const int64_t col = pointwise ? 0 : pad16(rows * cols);
           const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
           const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
-          // The GEMM's packing buffers: Eigen's blocking of the pass's widest GEMM, none for the
-          // libraries that keep their own.
+          // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
+          // GEMM, backward-filter's transposed B (the column buffer, Bᵀ of dW = dY colᵀ) in
+          // blocks of 256 rows of its inner dimension by 64 columns, one per thread that has
+          // columns (each takes a share in multiples of 64); none for the libraries that keep
+          // their own.
           const int64_t kg = p.k_per_group();
           const int gemm_threads = workers > 1 ? 1 : 2;
-          const im2col::GemmScratch scratch =
-              pass == Pass::forward
-                  ? im2col::plan_gemm_scratch(layout.backend, kg, cols, rows, gemm_threads)
-              : pass == Pass::backward_data
-                  ? im2col::plan_gemm_scratch(layout.backend, rows, cols, kg, gemm_threads)
-                  : im2col::plan_gemm_scratch(layout.backend, kg, rows, cols, gemm_threads);
-          const int64_t gemm = static_cast<int64_t>(scratch.bytes / 4);
-          if (layout.backend != im2col::GemmBackend::eigen) EXPECT_EQ(gemm, 0);
+          int64_t gemm = 0;
+          if (layout.backend == im2col::GemmBackend::eigen) {
+            const CpuIsa any = CpuIsa::generic;
+            const im2col::GemmScratch scratch =
+                pass == Pass::forward ? im2col::plan_gemm_scratch(layout.backend, false, kg, cols,
+                                                                  rows, gemm_threads, any)
+                : pass == Pass::backward_data
+                    ? im2col::plan_gemm_scratch(layout.backend, false, rows, cols, kg, gemm_threads,
+                                                any)
+                    : im2col::plan_gemm_scratch(layout.backend, true, kg, rows, cols, gemm_threads,
+                                                any);
+            gemm = static_cast<int64_t>(scratch.bytes / 4);
+          } else if (layout.backend == im2col::GemmBackend::unpacked &&
+                     pass == Pass::backward_filter && kg > 0 && rows > 0 && cols > 0) {
+            const int64_t units = (rows + 63) / 64;
+            const int64_t threads = std::min<int64_t>(gemm_threads, units);
+            const int64_t share = (units + threads - 1) / threads * 64;
+            const int64_t used = (rows + share - 1) / share;  // threads with columns
+            gemm = used * pad16(std::min<int64_t>(cols, 256) * std::min<int64_t>(rows, 64));
+          }
           const int64_t formula = 4 * (workers * (col + stage + gemm) + (workers - 1) * partial);
           auto plan = algo.plan(p, pass);
           ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
@@ -318,6 +384,35 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
         }
       }
     }
+}
+
+// The automatic tile and images per GEMM follow the backend: the unpacked GEMM cuts images
+// of more than 256 pixels into tiles of 256 and batches smaller ones up to 256 columns; the
+// libraries batch whole images up to 1024 columns.
+TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
+  const ConvProblem large = testing::problem("mb16ic8ih56oc8oh56kh3ph1");  // 3136 pixels
+  const ConvProblem small = testing::problem("mb16ic8ih7oc8oh7kh3ph1");    // 49 pixels
+  im2col::Im2colOptions unpacked, library;
+  unpacked.backend = im2col::GemmBackend::unpacked;
+  library.backend = im2col::GemmBackend::eigen;
+  for (Pass pass : all_passes()) {
+    const auto tiled = im2col::im2col_layout(large, pass, unpacked, 1);
+    EXPECT_EQ(tiled.tile, 256);
+    EXPECT_EQ(tiled.images_per_gemm, 1);
+    EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(large, pass)->info().tile, "256 pixels");
+    const auto whole = im2col::im2col_layout(large, pass, library, 1);
+    EXPECT_EQ(whole.tile, 0);
+    EXPECT_EQ(whole.images_per_gemm, 1);
+    // 49 pixels: ceil(256 / 49) = 6 images (16 images as 6 + 5 + 5), or all 16.
+    const auto batched = im2col::im2col_layout(small, pass, unpacked, 1);
+    EXPECT_EQ(batched.tile, 0);
+    EXPECT_EQ(batched.images_per_gemm, 6);
+    EXPECT_EQ(im2col::im2col_layout(small, pass, library, 1).images_per_gemm, 16);
+    // An explicit 0 takes whole images with any backend.
+    im2col::Im2colOptions whole_unpacked = unpacked;
+    whole_unpacked.tile = 0;
+    EXPECT_EQ(im2col::im2col_layout(large, pass, whole_unpacked, 1).tile, 0);
+  }
 }
 
 // A tile shrinks the declared workspace to a (C/g*R*S) x tile column buffer, the plan
@@ -373,7 +468,14 @@ TEST(CpuIm2col, RunAllocatesNothing) {
   options.images_per_gemm = 2;
   options.parallel = im2col::ParallelMode::images;
   const im2col::CpuIm2col batched(options);
-  for (const Algorithm* algo : {&algorithm(), static_cast<const Algorithm*>(&batched)}) {
+  // The unpacked GEMM in gemm mode: two threads on its columns, backward-filter's
+  // transposed B in the workspace.
+  im2col::Im2colOptions unpacked_options;
+  unpacked_options.backend = im2col::GemmBackend::unpacked;
+  unpacked_options.parallel = im2col::ParallelMode::gemm;
+  const im2col::CpuIm2col unpacked(unpacked_options);
+  for (const Algorithm* algo : {&algorithm(), static_cast<const Algorithm*>(&batched),
+                                static_cast<const Algorithm*>(&unpacked)}) {
     for (Pass pass : all_passes()) {
       auto plan = algo->plan(p, pass);
       const HostTensors host = make_inputs(p, pass, 1);

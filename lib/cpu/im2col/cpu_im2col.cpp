@@ -93,6 +93,10 @@ class Im2colPlan final : public Plan {
         layout_(layout),
         geometry_(make_im2col_geometry(p, 1)) {
     info_.kernel = std::string("gemm ") + to_string(layout_.backend);
+    if (layout_.backend == GemmBackend::unpacked) {
+      info_.kernel += std::string(", ") + to_string(layout_.gemm_scratch.isa);
+      info_.details.emplace_back("isa", to_string(layout_.gemm_scratch.isa));
+    }
     const std::size_t per_worker =
         4 * static_cast<std::size_t>(layout_.col + layout_.stage + layout_.gemm);
     info_.workspace_split = {
@@ -101,9 +105,10 @@ class Im2colPlan final : public Plan {
         {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
         {"partials",
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
-    info_.details = {{"layout", layout_.describe()},
-                     {"own_threads", std::to_string(layout_.workers)},
-                     {"gemm_threads", std::to_string(layout_.gemm_threads)}};
+    info_.details.insert(info_.details.begin(),
+                         {{"layout", layout_.describe()},
+                          {"own_threads", std::to_string(layout_.workers)},
+                          {"gemm_threads", std::to_string(layout_.gemm_threads)}});
     if (layout_.tile > 0) info_.tile = std::to_string(layout_.tile) + " pixels";
   }
 

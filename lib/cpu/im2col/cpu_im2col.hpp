@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,29 +24,41 @@ enum class ParallelMode {
 };
 const char* to_string(ParallelMode mode) noexcept;
 
+/// Im2colOptions::tile: chosen for the GEMM backend when planned.
+inline constexpr int64_t kAutoTile = -1;
+
 /// The settings of cpu.im2col.
 struct Im2colOptions {
   /// Images sharing one column buffer (one GEMM); 0 = automatic (see kTargetColumns).
   int64_t images_per_gemm = 0;
   ParallelMode parallel = ParallelMode::automatic;
-  /// Output pixels per column block (one image at a time); 0 = whole images, b of them.
-  int64_t tile = 0;
+  /// Output pixels per column block (one image at a time); 0 = whole images, b of them;
+  /// kAutoTile = the backend's choice (see kUnpackedTargetColumns).
+  int64_t tile = kAutoTile;
   GemmBackend backend = default_gemm_backend();
+  /// The unpacked GEMM's instruction set; empty = the widest this CPU runs.
+  std::optional<CpuIsa> isa;
 
   /// The knobs cpu.im2col accepts, with these options as their defaults: images_per_gemm
   /// (a positive integer or auto), parallel (auto, images, gemm), tile (a count of output
-  /// pixels, 0 or auto for whole images), gemm (the backends this build has). All but tile
-  /// may take their default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
+  /// pixels, 0 or auto for whole images), gemm (the backends this build has), isa (auto or an
+  /// instruction set, for gemm=unpacked). images_per_gemm, parallel and gemm may take their
+  /// default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
   /// CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
   std::vector<KnobSpec> schema() const;
   /// The options that resolved knobs of schema() describe.
   static Im2colOptions from_knobs(const KnobValues& knobs);
 };
 
-/// Automatic images per GEMM: the fewest images whose columns reach this many GEMM columns
-/// (b = ceil(kTargetColumns / (OH*OW)), at most the images one thread handles); measured
-/// with bench/micro/gemm_backend.cpp, see docs/strategy-im2col.md.
+/// Automatic images per GEMM for the GEMM libraries: the fewest images whose columns reach
+/// this many GEMM columns (b = ceil(kTargetColumns / (OH*OW)), at most the images one thread
+/// handles); measured with bench/micro/gemm_backend.cpp, see docs/strategy-im2col.md.
 inline constexpr int64_t kTargetColumns = 1024;
+/// The same for the unpacked GEMM, which keeps its column block in cache instead of packing
+/// it: images of more pixels than this are cut into tiles of this many (automatic tile),
+/// smaller ones batched up to it (automatic images per GEMM). Measured on ResNet-50's 3x3
+/// layers (docs/strategy-im2col.md, "Unpacked GEMM").
+inline constexpr int64_t kUnpackedTargetColumns = 256;
 
 /// Buffers are padded to 16 floats so that every one starts on a 64-byte line.
 inline constexpr int64_t kAlignFloats = 16;
@@ -65,8 +78,8 @@ struct Im2colLayout {
   int64_t col = 0;         ///< pad16(C/g*R*S * width), 0 when pointwise; width = tile or b*OH*OW
   int64_t stage = 0;       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
   int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
-  /// The GEMM library's packing buffers, per worker (Eigen's; empty for OpenBLAS and oneDNN,
-  /// which keep their own): planned for the pass's largest GEMM.
+  /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
+  /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.
   GemmScratch gemm_scratch;
   int64_t gemm = 0;  ///< gemm_scratch.bytes / 4
   std::size_t workspace_bytes = 0;

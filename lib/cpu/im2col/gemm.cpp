@@ -5,10 +5,13 @@
 #include <array>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "convlab/config.hpp"
 #include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
+#include "cpu/gemm_kernels/transpose.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 
 #if CONVLAB_HAVE_OPENBLAS
 #include <cblas.h>
@@ -23,19 +26,15 @@
 
 namespace convlab::im2col {
 
-constexpr auto kGemmBackendNames = enum_names<GemmBackend::eigen>({
-    {GemmBackend::onednn, "onednn"},
-    {GemmBackend::openblas, "openblas"},
-    {GemmBackend::eigen, "eigen"},
-});
-
 const char* to_string(GemmBackend backend) noexcept { return name_of(kGemmBackendNames, backend); }
 
 bool gemm_backend_available(GemmBackend backend) noexcept {
   switch (backend) {
     case GemmBackend::onednn: return CONVLAB_HAVE_ONEDNN;
     case GemmBackend::openblas: return CONVLAB_HAVE_OPENBLAS;
-    case GemmBackend::eigen: return true;
+    case GemmBackend::eigen:
+    case GemmBackend::unpacked:
+      return true;
   }
   return false;
 }
@@ -43,9 +42,43 @@ bool gemm_backend_available(GemmBackend backend) noexcept {
 namespace {
 // Each packing buffer on its own 64-byte line, as Eigen aligns the ones it allocates.
 constexpr int64_t pad16(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+// The unpacked SGEMM's threads take columns of C in multiples of this (a register tile's
+// panel in every build), so that no panel is split.
+constexpr int64_t kUnpackedColumnUnit = 64;
+
+// Threads and columns per thread for the unpacked SGEMM of n columns.
+struct ColumnSplit {
+  int threads;
+  int64_t columns;
+};
+ColumnSplit split_columns(int64_t n, int threads) {
+  const int64_t units = std::max<int64_t>(1, (n + kUnpackedColumnUnit - 1) / kUnpackedColumnUnit);
+  const int64_t t = std::clamp<int64_t>(threads, 1, units);
+  const int64_t columns = (units + t - 1) / t * kUnpackedColumnUnit;
+  return {static_cast<int>((n + columns - 1) / columns), columns};
+}
+
+GemmScratch plan_unpacked_scratch(bool trans_b, int64_t m, int64_t n, int64_t k, int threads,
+                                  CpuIsa isa) {
+  GemmScratch s;
+  s.isa = isa;
+  const ColumnSplit split = split_columns(n, threads);
+  s.threads = split.threads;
+  if (!trans_b || m <= 0 || n <= 0 || k <= 0) return s;
+  s.depth_block = std::min(k, cpu_gemm::kUnpackedSgemmDepth);
+  s.column_block = std::min(n, kUnpackedColumnUnit);
+  s.b_block = pad16(s.depth_block * s.column_block);
+  s.bytes =
+      static_cast<std::size_t>(s.threads) * static_cast<std::size_t>(s.b_block) * sizeof(float);
+  return s;
+}
 }  // namespace
 
-GemmScratch plan_gemm_scratch(GemmBackend backend, int64_t m, int64_t n, int64_t k, int threads) {
+GemmScratch plan_gemm_scratch(GemmBackend backend, bool trans_b, int64_t m, int64_t n, int64_t k,
+                              int threads, CpuIsa isa) {
+  if (backend == GemmBackend::unpacked)
+    return plan_unpacked_scratch(trans_b, m, n, k, threads, isa);
   GemmScratch s;
   if (backend != GemmBackend::eigen || m <= 0 || n <= 0 || k <= 0) return s;
   s.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, m));
@@ -63,9 +96,7 @@ GemmScratch plan_gemm_scratch(GemmBackend backend, int64_t m, int64_t n, int64_t
   return s;
 }
 
-GemmBackend default_gemm_backend() noexcept {
-  return CONVLAB_HAVE_OPENBLAS ? GemmBackend::openblas : GemmBackend::eigen;
-}
+GemmBackend default_gemm_backend() noexcept { return GemmBackend::unpacked; }
 
 namespace {
 
@@ -182,6 +213,64 @@ void eigen_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 #endif
 }
 
+// C = beta C + op(A) B or op(A) Bᵀ on the unpacked SGEMM, its columns split over the planned
+// threads. A transposed B (stored [n, k]) is transposed one depth block at a time into the
+// thread's buffer, the block the kernel itself takes, so every element of C is summed in the
+// same blocks and order whatever the thread count and whether B came transposed.
+void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                            const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                            float* c, int64_t ldc, const GemmScratch& planned, float* data) {
+#ifdef _OPENMP
+  const int allowed = omp_in_parallel() ? 1 : planned.threads;
+#else
+  const int allowed = 1;
+#endif
+  const ColumnSplit split = split_columns(n, allowed);
+  GemmScratch s = planned;
+  std::vector<float> own;  // a transposed B without a planned buffer (callers outside run())
+  if (trans_b && k > 0) {
+    const GemmScratch needed = plan_unpacked_scratch(true, m, n, k, split.threads, planned.isa);
+    if (data == nullptr || planned.bytes == 0) {
+      s = needed;
+      own.resize(static_cast<std::size_t>(s.threads * s.b_block));
+      data = own.data();
+    } else if (planned.depth_block < needed.depth_block ||
+               planned.column_block < needed.column_block || planned.threads < needed.threads) {
+      throw Error(ErrorCode::invalid_argument, "unpacked sgemm " + std::to_string(m) + "x" +
+                                                   std::to_string(n) + "x" + std::to_string(k) +
+                                                   " on " + std::to_string(split.threads) +
+                                                   " threads exceeds its planned scratch of " +
+                                                   std::to_string(planned.bytes) + " bytes");
+    }
+  }
+  auto part = [&](int t) {
+    const int64_t j0 = t * split.columns, cols = std::min(n, j0 + split.columns) - j0;
+    if (cols <= 0) return;
+    if (!trans_b || k == 0) {
+      cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, cols, k, a, lda, b + j0, ldb, beta, c + j0, ldc);
+      return;
+    }
+    float* block = data + t * s.b_block;
+    for (int64_t p0 = j0; p0 < j0 + cols; p0 += kUnpackedColumnUnit) {
+      const int64_t width = std::min(kUnpackedColumnUnit, j0 + cols - p0);
+      for (int64_t l0 = 0; l0 < k; l0 += cpu_gemm::kUnpackedSgemmDepth) {
+        const int64_t depth = std::min(cpu_gemm::kUnpackedSgemmDepth, k - l0);
+        cpu_gemm::transpose(s.isa, width, depth, b + p0 * ldb + l0, ldb, block, width);
+        cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, width, depth, trans_a ? a + l0 * lda : a + l0,
+                                 lda, block, width, l0 == 0 ? beta : 1.0f, c + p0, ldc);
+      }
+    }
+  };
+  if (split.threads == 1) {
+    part(0);
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(split.threads) schedule(static)
+  for (int t = 0; t < split.threads; ++t) part(t);
+#endif
+}
+
 }  // namespace
 
 void set_gemm_threads(GemmBackend backend, int threads) {
@@ -195,6 +284,8 @@ void set_gemm_threads(GemmBackend backend, int threads) {
     // Eigen parallelises its products with OpenMP; this file is compiled with OpenMP when
     // the build found it (lib/cpu/im2col/CMakeLists.txt), else Eigen runs one thread.
     case GemmBackend::eigen: Eigen::setNbThreads(threads); break;
+    case GemmBackend::unpacked:
+      break;
   }
 }
 
@@ -243,6 +334,10 @@ void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n
         eigen_sgemm_planned(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, scratch,
                             scratch_data);
       }
+      return;
+    case GemmBackend::unpacked:
+      unpacked_sgemm_planned(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, scratch,
+                             scratch_data);
       return;
   }
 }

@@ -23,7 +23,8 @@ const char* to_string(ParallelMode mode) noexcept { return name_of(kParallelMode
 
 std::vector<KnobSpec> Im2colOptions::schema() const {
   std::vector<std::string> backends;
-  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::eigen, GemmBackend::onednn}) {
+  for (GemmBackend b :
+       {GemmBackend::openblas, GemmBackend::eigen, GemmBackend::onednn, GemmBackend::unpacked}) {
     if (gemm_backend_available(b)) backends.push_back(to_string(b));
   }
   return {
@@ -34,26 +35,31 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
       choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm"},
                   "CONVLAB_IM2COL_PARALLEL",
                   "threads over (image, group) slices, inside the GEMM, or auto by balance"),
-      integer_knob("tile", tile > 0 ? std::to_string(tile) : "auto", 0, INT_MAX,
+      integer_knob("tile", tile == kAutoTile ? "auto" : std::to_string(tile), 0, INT_MAX,
                    /*allow_auto=*/true, "",
-                   "output pixels per column block (buffer C/g*R*S x tile); 0/auto: whole image"),
+                   "output pixels per column block (buffer C/g*R*S x tile); 0: whole images; "
+                   "auto: 256 for gemm=unpacked on larger images, else whole images"),
       choice_knob("gemm", to_string(backend), backends, "CONVLAB_IM2COL_GEMM",
-                  "GEMM library; onednn allocates packing buffers outside the workspace"),
+                  "GEMM library, or unpacked (own kernels); onednn allocates packing buffers "
+                  "outside the workspace"),
+      choice_knob("isa", isa ? to_string(*isa) : "auto", cpu_isa_choices(), "",
+                  "instruction set of the unpacked GEMM's kernels (gemm=unpacked)"),
   };
 }
 
 Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   Im2colOptions options;
   options.images_per_gemm = knob_integer(knobs, "images_per_gemm").value_or(0);
-  options.tile = knob_integer(knobs, "tile").value_or(0);
+  options.tile = knob_integer(knobs, "tile").value_or(kAutoTile);
   const std::string& parallel = knob_text(knobs, "parallel");
   for (ParallelMode m : {ParallelMode::automatic, ParallelMode::images, ParallelMode::gemm}) {
     if (parallel == to_string(m)) options.parallel = m;
   }
-  const std::string& gemm = knob_text(knobs, "gemm");
-  for (GemmBackend b : {GemmBackend::onednn, GemmBackend::openblas, GemmBackend::eigen}) {
-    if (gemm == to_string(b)) options.backend = b;
+  if (auto backend = find_value(kGemmBackendNames, knob_text(knobs, "gemm"))) {
+    options.backend = *backend;
   }
+  const std::string& isa = knob_text(knobs, "isa");
+  if (isa != "auto") options.isa = cpu_isa(isa, "cpu.im2col.isa");
   return options;
 }
 
@@ -82,7 +88,9 @@ std::string Im2colLayout::describe() const {
       << (tile > 0 ? ", tile " + std::to_string(tile) + " pixels" : std::string())
       << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
       << col << ", stage " << stage << ", gemm scratch " << gemm << ", partial " << partial
-      << " floats), gemm " << to_string(backend);
+      << " floats), gemm " << to_string(backend)
+      << (backend == GemmBackend::unpacked ? std::string(" ") + to_string(gemm_scratch.isa)
+                                           : std::string());
   return out.str();
 }
 
@@ -114,20 +122,27 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // whose GEMM takes all T (T defaults to the CPUs this process may run on).
   layout.gemm_threads = layout.workers > 1 ? 1 : layout.threads;
 
-  // Images per GEMM: asked for, or enough to reach kTargetColumns GEMM columns; never more
-  // than a worker's pairs, the batch, or 32-bit GEMM columns.
-  int64_t b =
-      options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(kTargetColumns, pixels);
+  // GEMM columns per block: a library packs its operands and runs best on wide products
+  // (kTargetColumns); the unpacked GEMM reads its column block as it lies, so it keeps the
+  // block small enough to stay in cache, tiling large images (kUnpackedTargetColumns).
+  const int64_t target =
+      options.backend == GemmBackend::unpacked ? kUnpackedTargetColumns : kTargetColumns;
+  int64_t tile = options.tile;
+  if (tile == kAutoTile)
+    tile = options.backend == GemmBackend::unpacked && pixels > target ? target : 0;
+  // Images per GEMM: asked for, or enough to reach the target columns; never more than a
+  // worker's pairs, the batch, or 32-bit GEMM columns.
+  int64_t b = options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(target, pixels);
   const int64_t longest = std::min(p.n, ceil_div(pairs, layout.workers));
   b = std::min({b, longest, int64_t{INT_MAX} / pixels});
   // A tile blocks one image's columns, so it takes the images one at a time; the 1x1 shortcut
   // reads x in place and has no column buffer to block.
-  const bool tiled = options.tile > 0 && !layout.pointwise;
+  const bool tiled = tile > 0 && !layout.pointwise;
   if (b < 1 || layout.pointwise || tiled) b = 1;
   // As many GEMMs as b gives, but of even width (8 images with b = 6: 4 + 4, not 6 + 2).
   b = ceil_div(longest, ceil_div(longest, b));
   layout.images_per_gemm = b;
-  layout.tile = tiled ? std::min(options.tile, pixels) : 0;
+  layout.tile = tiled ? std::min(tile, pixels) : 0;
 
   // The widest GEMM's columns: a tile, or b images.
   const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
@@ -137,15 +152,19 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
   const int64_t kg = p.k_per_group(), rows = col_rows(g);
+  const CpuIsa isa = options.isa ? *options.isa : cpu_isa("auto", "cpu.im2col.isa");
   switch (pass) {
     case Pass::forward:
-      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, cols, rows, layout.gemm_threads);
+      layout.gemm_scratch =
+          plan_gemm_scratch(layout.backend, false, kg, cols, rows, layout.gemm_threads, isa);
       break;
     case Pass::backward_data:
-      layout.gemm_scratch = plan_gemm_scratch(layout.backend, rows, cols, kg, layout.gemm_threads);
+      layout.gemm_scratch =
+          plan_gemm_scratch(layout.backend, false, rows, cols, kg, layout.gemm_threads, isa);
       break;
     case Pass::backward_filter:
-      layout.gemm_scratch = plan_gemm_scratch(layout.backend, kg, rows, cols, layout.gemm_threads);
+      layout.gemm_scratch =
+          plan_gemm_scratch(layout.backend, true, kg, rows, cols, layout.gemm_threads, isa);
       break;
   }
   layout.gemm = static_cast<int64_t>(layout.gemm_scratch.bytes / sizeof(float));
