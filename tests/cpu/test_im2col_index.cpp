@@ -113,6 +113,14 @@ std::vector<ConvProblem> index_problems() {
   for (const ConvProblem& p : testing::random_problems(7, 60)) {
     if (p.n * p.out_h() * p.out_w() * p.c * p.r * p.s <= 200000) problems.push_back(p);
   }
+  // Unit strides with output rows as wide as input rows, where the CPU loops copy a tap's
+  // row over several output rows at once: odd and even kernels, vertical dilation, padding
+  // taller than the kernel, a one-pixel image (every column in the side padding), groups.
+  for (const char* same : {"mb2ic3ih9iw7oc2kh3kw3ph1pw1", "mb1ic2ih6iw10oc2kh5kw5ph2pw2",
+                           "mb1ic2ih8iw5oc2kh3kw3ph2pw1dh1", "mb2ic4ih5iw5oc4kh1kw3ph0pw1g2",
+                           "mb1ic1ih1iw1oc1kh3kw3ph1pw1", "mb1ic2ih4iw3oc1kh3kw3ph3pw1"}) {
+    problems.push_back(testing::problem(same));
+  }
   return problems;
 }
 

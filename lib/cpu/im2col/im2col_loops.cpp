@@ -54,10 +54,56 @@ void for_each_tap_segment(const Im2colGeometry& g, int64_t begin, int64_t end, V
   }
 }
 
+// With unit strides, no dilation across and output rows as wide as input rows (a "same"
+// convolution such as 3x3 pad 1), output pixel p of tap (c, i, j) reads x at p plus a constant
+// offset, so a tap's row over every data-reading output row of a block is one contiguous copy.
+// The copy also brings in, at the columns that fall in the side padding, the neighbouring
+// row's edge elements; those columns are zeroed afterwards. The result is the per-segment
+// loop's, bit for bit, with one copy per tap instead of one per tap and output row.
+bool rows_are_contiguous(const Im2colGeometry& g) {
+  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_w == 1 && g.out_w == g.in_w;
+}
+
+void im2col_block_contiguous(const Im2colGeometry& g, const float* x_image, int64_t begin,
+                             int64_t end, float* col, int64_t ld) {
+  const int64_t plane = plane_elems(g), width = g.in_w;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      const OutputRange rows = valid_outputs(g.in_h, g.out_h, i, g.pad_h, 1, g.dilation_h);
+      // The block's pixels whose output row reads x: [first, last).
+      const int64_t first = std::max(begin, rows.begin * width);
+      const int64_t last = std::min(end, rows.end * width);
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        float* d = col + col_row(g, c, i, j) * ld - begin;  // indexed by pixel
+        if (first >= last) {
+          std::fill(d + begin, d + end, 0.0f);
+          continue;
+        }
+        std::fill(d + begin, d + first, 0.0f);
+        std::fill(d + last, d + end, 0.0f);
+        const OutputRange span = valid_outputs(g.in_w, g.out_w, j, g.pad_w, 1, 1);
+        // x index of pixel p, relative to the channel plane: p + shift.
+        const int64_t shift = (i * g.dilation_h - g.pad_h) * width + j - g.pad_w;
+        const int64_t lo = std::max(first, -shift), hi = std::min(last, plane - shift);
+        if (hi > lo)
+          std::copy(x_image + c * plane + lo + shift, x_image + c * plane + hi + shift, d + lo);
+        for (int64_t oh = first / width; oh * width < last; ++oh) {
+          const int64_t row = oh * width;
+          const int64_t a0 = std::max(first, row), a1 = std::min(last, row + span.begin);
+          const int64_t b0 = std::max(first, row + span.end), b1 = std::min(last, row + width);
+          if (a1 > a0) std::fill(d + a0, d + a1, 0.0f);
+          if (b1 > b0) std::fill(d + b0, d + b1, 0.0f);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void im2col_block_cpu(const Im2colGeometry& g, const float* x_image, int64_t begin, int64_t end,
                       float* col, int64_t ld) {
+  if (rows_are_contiguous(g)) return im2col_block_contiguous(g, x_image, begin, end, col, ld);
   for_each_tap_segment(g, begin, end, [&](const TapSegment& s) {
     float* d = col + s.row * ld;
     std::fill(d + s.first, d + s.data_first, 0.0f);
