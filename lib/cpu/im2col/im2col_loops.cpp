@@ -74,25 +74,56 @@ void im2col_block_contiguous(const Im2colGeometry& g, const float* x_image, int6
       const int64_t first = std::max(begin, rows.begin * width);
       const int64_t last = std::min(end, rows.end * width);
       for (int64_t j = 0; j < g.kernel_w; ++j) {
-        float* d = col + col_row(g, c, i, j) * ld - begin;  // indexed by pixel
+        // Pixel p goes to d[p - begin].
+        float* d = col + col_row(g, c, i, j) * ld;
         if (first >= last) {
-          std::fill(d + begin, d + end, 0.0f);
+          std::fill(d, d + (end - begin), 0.0f);
           continue;
         }
-        std::fill(d + begin, d + first, 0.0f);
-        std::fill(d + last, d + end, 0.0f);
+        std::fill(d, d + (first - begin), 0.0f);
+        std::fill(d + (last - begin), d + (end - begin), 0.0f);
         const OutputRange span = valid_outputs(g.in_w, g.out_w, j, g.pad_w, 1, 1);
         // x index of pixel p, relative to the channel plane: p + shift.
         const int64_t shift = (i * g.dilation_h - g.pad_h) * width + j - g.pad_w;
         const int64_t lo = std::max(first, -shift), hi = std::min(last, plane - shift);
-        if (hi > lo)
-          std::copy(x_image + c * plane + lo + shift, x_image + c * plane + hi + shift, d + lo);
-        for (int64_t oh = first / width; oh * width < last; ++oh) {
-          const int64_t row = oh * width;
+        if (hi > lo) {
+          std::copy(x_image + c * plane + lo + shift, x_image + c * plane + hi + shift,
+                    d + (lo - begin));
+        }
+        for (int64_t row = first / width * width; row < last; row += width) {
           const int64_t a0 = std::max(first, row), a1 = std::min(last, row + span.begin);
           const int64_t b0 = std::max(first, row + span.end), b1 = std::min(last, row + width);
-          if (a1 > a0) std::fill(d + a0, d + a1, 0.0f);
-          if (b1 > b0) std::fill(d + b0, d + b1, 0.0f);
+          if (a1 > a0) std::fill(d + (a0 - begin), d + (a1 - begin), 0.0f);
+          if (b1 > b0) std::fill(d + (b0 - begin), d + (b1 - begin), 0.0f);
+        }
+      }
+    }
+  }
+}
+
+// col2im_block_add_cpu for rows_are_contiguous geometries: the same additions in the same
+// order (taps in (c, i, j) order, output rows ascending, each row's data-reading span), with
+// the span of a tap computed once instead of once per output row.
+void col2im_block_add_contiguous(const Im2colGeometry& g, const float* col, int64_t ld,
+                                 int64_t begin, int64_t end, float* dx_image) {
+  const int64_t plane = plane_elems(g), width = g.in_w;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      const OutputRange rows = valid_outputs(g.in_h, g.out_h, i, g.pad_h, 1, g.dilation_h);
+      const int64_t first = std::max(begin, rows.begin * width);
+      const int64_t last = std::min(end, rows.end * width);
+      if (first >= last) continue;
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const OutputRange span = valid_outputs(g.in_w, g.out_w, j, g.pad_w, 1, 1);
+        // Pixel p adds col[row, p - begin] into dx_image[p + shift].
+        const float* src = col + col_row(g, c, i, j) * ld;
+        const int64_t shift = c * plane + (i * g.dilation_h - g.pad_h) * width + j - g.pad_w;
+        for (int64_t row = first / width * width; row < last; row += width) {
+          const int64_t a = std::max(first, row + span.begin);
+          const int64_t b = std::min(last, row + span.end);
+          float* d = dx_image + a + shift;
+          const float* s = src + (a - begin);
+          for (int64_t t = 0; t < b - a; ++t) d[t] += s[t];
         }
       }
     }
@@ -120,6 +151,7 @@ void im2col_block_cpu(const Im2colGeometry& g, const float* x_image, int64_t beg
 
 void col2im_block_add_cpu(const Im2colGeometry& g, const float* col, int64_t ld, int64_t begin,
                           int64_t end, float* dx_image) {
+  if (rows_are_contiguous(g)) return col2im_block_add_contiguous(g, col, ld, begin, end, dx_image);
   for_each_tap_segment(g, begin, end, [&](const TapSegment& s) {
     const float* src = col + s.row * ld + s.data_first;
     float* d = dx_image + s.source;
