@@ -13,14 +13,16 @@
 /// rows = filter_rows: all Cd destination channels (U whole, transformed once per group), or,
 /// when the executor asks for filter blocks (the CPU), a block of them that each worker
 /// transforms for every chunk, so that U never leaves the cache (backward-filter: only when
-/// the tiles are one chunk, since dU sums over the chunks).
+/// the tiles are one chunk, since dU sums over the chunks; the workers then share that chunk's
+/// transforms and split dU's blocks of rows instead of taking chunks).
 /// Workspace (bytes, in this order):
 ///   library   the executor's library scratch (cuBLAS's workspace on the GPU, 0 on the CPU)
 ///   filter    filter_buffers x 4 pad(alpha^2 filter_point)   one, or one block per worker
-///   per worker w < workers:
+///   per input buffer w < input_buffers (one per worker, or one the workers share):
 ///     input   4 pad(alpha^2 input_point)
 ///     product 4 pad(alpha^2 product_point)
-///   partials  (workers - 1) filter            bwd-filter: a private dU per worker past the first
+///   partials  (workers - 1) filter            bwd-filter over several chunks: a private dU
+///                                             per worker past the first
 /// (with a skew of whole alignments, as both executors use, the outer pads change nothing).
 ///
 /// The CONVLAB_HD helpers are plain int64_t math, so kernels take the layout by value.
@@ -61,12 +63,15 @@ struct WinogradLayout {
   int64_t filter_floats = 0;           ///< alpha^2 * filter_point, padded to the alignment
   int64_t input_floats = 0;            ///< alpha^2 * input_point, padded
   int64_t product_floats = 0;          ///< alpha^2 * product_point, padded
-  int64_t workers = 1;                 ///< executors taking whole chunks, min(workers, chunks)
-  int64_t partials = 0;                ///< private dUs: workers - 1 for bwd_filter, else 0
+  /// Executors: taking whole chunks, min(workers, chunks); or, backward-filter in blocks,
+  /// sharing its one chunk and taking blocks of dU rows, min(workers, blocks).
+  int64_t workers = 1;
+  int64_t input_buffers = 1;  ///< sets of V and M/P: one per worker, or 1 shared
+  int64_t partials = 0;       ///< private dUs: workers - 1 for bwd_filter over chunks, else 0
   int64_t library_bytes = 0;           ///< the executor's library scratch, first
   int64_t filter_offset = 0;           ///< bytes: the library scratch rounded to the alignment
   std::size_t workspace_bytes = 0;     ///< filter_offset + 4 (filter (buffers + partials) +
-                                       ///< workers (input + product))
+                                       ///< input_buffers (input + product))
 };
 
 /// Tiles per chunk when the `tiles` knob is auto on the CPU: as many as keep the chunk's
@@ -124,7 +129,7 @@ CONVLAB_HD int64_t winograd_product_offset(const WinogradLayout& l, int64_t work
 }
 /// Backward-filter worker w > 0's private dU (worker 0 uses the filter buffer).
 CONVLAB_HD int64_t winograd_partial_offset(const WinogradLayout& l, int64_t worker) {
-  return winograd_input_offset(l, l.workers) + 4 * (worker - 1) * l.filter_floats;
+  return winograd_input_offset(l, l.input_buffers) + 4 * (worker - 1) * l.filter_floats;
 }
 
 /// The layout of (problem, pass) under `options`. Throws Error{invalid_argument} for bad
@@ -169,13 +174,17 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.tiles_w = tiles_along(l.dst_w, l.m);
   const int64_t points = int64_t{l.alpha} * l.alpha;
   l.tiles = checked_mul(checked_mul(p.n, l.tiles_h, "tiles"), l.tiles_w, "tiles");
+  const bool want_blocks = options.filter_rows > 0 && options.filter_rows < l.dst_channels;
   int64_t chunk = options.chunk;
   if (chunk == 0) {
     const int64_t per_tile = checked_mul(
         4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
     chunk = options.chunk_bytes / per_tile / options.chunk_multiple * options.chunk_multiple;
     if (chunk < options.min_chunk) chunk = options.min_chunk;
-    if (options.chunk_per_worker) {
+    // Backward-filter whose tiles fit one chunk keeps it whole, so that its dU can go in
+    // blocks (split over the workers) instead of one private dU per worker's chunk.
+    const bool one_block_chunk = pass == Pass::backward_filter && want_blocks && chunk >= l.tiles;
+    if (options.chunk_per_worker && !one_block_chunk) {
       const int64_t share = (l.tiles + options.workers - 1) / options.workers;
       if (chunk > share) chunk = share;
     }
@@ -184,8 +193,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.chunks = (l.tiles + l.chunk - 1) / l.chunk;
   const int64_t skew = options.point_skew_floats;
   // Backward-filter sums dU over the chunks: in blocks only when there is one chunk.
-  const bool blocks = options.filter_rows > 0 && options.filter_rows < l.dst_channels &&
-                      (pass != Pass::backward_filter || l.chunks == 1);
+  const bool blocks = want_blocks && (pass != Pass::backward_filter || l.chunks == 1);
   l.filter_rows = blocks ? options.filter_rows : l.dst_channels;
   l.filter_point = checked_add(pad(checked_mul(l.filter_rows, l.src_channels, "filter transform")),
                                skew, "filter transform");
@@ -196,17 +204,21 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.filter_floats = pad(checked_mul(points, l.filter_point, "filter transform"));
   l.input_floats = pad(checked_mul(points, l.input_point, "input transform"));
   l.product_floats = pad(checked_mul(points, l.product_point, "products"));
-  l.workers = options.workers < l.chunks ? options.workers : l.chunks;
+  const bool shared = pass == Pass::backward_filter && blocks;
+  const int64_t units = shared ? (l.dst_channels + l.filter_rows - 1) / l.filter_rows : l.chunks;
+  l.workers = options.workers < units ? options.workers : units;
+  l.input_buffers = shared ? 1 : l.workers;
   l.filter_buffers = blocks ? l.workers : 1;
-  l.partials = pass == Pass::backward_filter ? l.workers - 1 : 0;
+  l.partials = pass == Pass::backward_filter && !shared ? l.workers - 1 : 0;
   l.library_bytes = options.library_bytes;
   l.filter_offset =
       checked_add(options.library_bytes, align - 1, "winograd workspace") / align * align;
-  const int64_t floats = checked_add(
-      checked_mul(l.filter_floats, l.filter_buffers + l.partials, "winograd workspace"),
-      checked_mul(l.workers, checked_add(l.input_floats, l.product_floats, "winograd workspace"),
-                  "winograd workspace"),
-      "winograd workspace");
+  const int64_t floats =
+      checked_add(checked_mul(l.filter_floats, l.filter_buffers + l.partials, "winograd workspace"),
+                  checked_mul(l.input_buffers,
+                              checked_add(l.input_floats, l.product_floats, "winograd workspace"),
+                              "winograd workspace"),
+                  "winograd workspace");
   l.workspace_bytes = static_cast<std::size_t>(checked_add(
       l.filter_offset, checked_mul(4, floats, "winograd workspace"), "winograd workspace"));
   return l;

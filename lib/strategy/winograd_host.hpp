@@ -139,12 +139,12 @@ inline void describe_winograd_plan(const WinogradLayout& l, PlanInfo& info,
                                    const char* library = "library") {
   info.transform = l.m == 2 ? "F(2x2,3x3)" : "F(4x4,3x3)";
   info.tile = std::to_string(l.m) + "x" + std::to_string(l.m);
-  const auto workers = static_cast<std::size_t>(l.workers);
+  const auto inputs = static_cast<std::size_t>(l.input_buffers);
   const auto filters = static_cast<std::size_t>(l.filter_buffers + l.partials);
   info.workspace_split = {
       {"filter_transform", 4 * filters * static_cast<std::size_t>(l.filter_floats)},
-      {"input_transform", 4 * workers * static_cast<std::size_t>(l.input_floats)},
-      {"products", 4 * workers * static_cast<std::size_t>(l.product_floats)}};
+      {"input_transform", 4 * inputs * static_cast<std::size_t>(l.input_floats)},
+      {"products", 4 * inputs * static_cast<std::size_t>(l.product_floats)}};
   if (l.filter_offset > 0) {
     info.workspace_split.insert(info.workspace_split.begin(),
                                 {library, static_cast<std::size_t>(l.filter_offset)});

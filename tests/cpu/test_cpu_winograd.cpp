@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <vector>
@@ -248,14 +249,24 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
     }
   }
   set_num_threads(previous);
-  // Backward-filter in blocks when the tiles are one chunk (4 tiles of 8x8): its staging
-  // buffer, one block of dU, V and P.
+  // Backward-filter in blocks when the tiles are one chunk (4 tiles of 8x8): a staging
+  // buffer and a block of dU per worker, one V and P they share; the workers split the 7
+  // blocks of 10 rows, and the auto chunk stays whole instead of one per thread.
   const ConvProblem one_chunk = problem("mb1ic64ih8oc64kh3ph1");
-  auto blocked = winograd().plan(one_chunk, Pass::backward_filter,
-                                 {{"tiles", "100000"}, {"filter_rows", "10"}});
-  EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk");
-  EXPECT_EQ(blocked->workspace_bytes(),
-            4 * 36 * ((16 * 64 + 16) + (10 * 64 + 16) + 2 * (64 * 4 + 16)));
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (const char* tiles : {"100000", "auto"}) {
+      auto blocked = winograd().plan(one_chunk, Pass::backward_filter,
+                                     {{"tiles", tiles}, {"filter_rows", "10"}});
+      EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk") << tiles;
+      EXPECT_EQ(detail(*blocked, "tiles_per_chunk"), "4") << tiles;
+      EXPECT_EQ(detail(*blocked, "chunk_workers"), std::to_string(threads)) << tiles;
+      EXPECT_EQ(blocked->workspace_bytes(),
+                4 * 36 * (threads * (16 * 64 + 16) + threads * (10 * 64 + 16) + 2 * (64 * 4 + 16)))
+          << "threads " << threads;
+    }
+  }
+  set_num_threads(previous);
   // No more workers than chunks: 1 * 3 * 3 tiles in one chunk of 9; auto cuts them into one
   // chunk per thread (ceil(9 / 3) tiles each) instead.
   set_num_threads(3);
@@ -279,6 +290,34 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
               winograd().plan(p, pass)->workspace_bytes());
   }
   EXPECT_EQ(winograd().plan(p, Pass::forward, {{"variant", "f2"}})->info().transform, "F(2x2,3x3)");
+}
+
+// Backward-filter in blocks over one chunk: the workers share the chunk's transforms and take
+// blocks of dU rows, each summed over all tiles, so every thread count gives the same bits.
+TEST_F(CpuWinograd, BackwardFilterInBlocksSameBitsOnAnyThreadCount) {
+  const int previous = num_threads();
+  for (const char* d : {"mb2ic24ih9oc40kh3ph1", "g2mb3ic16ih7oc14kh3ph1"}) {
+    const ConvProblem p = problem(d);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      auto plan =
+          winograd().plan(p, Pass::backward_filter, {{"tiles", "100000"}, {"filter_rows", "6"}});
+      ASSERT_EQ(detail(*plan, "filter_rows"), "6 per block, per chunk");
+      std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
+      HostTensors t = make_inputs(p, Pass::backward_filter, run_seed());
+      plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
+      const std::vector<float> dw = t.w;
+      if (threads == 1) {
+        first = dw;
+        continue;
+      }
+      ASSERT_EQ(dw.size(), first.size());
+      EXPECT_EQ(std::memcmp(dw.data(), first.data(), dw.size() * sizeof(float)), 0)
+          << d << ": " << threads << " threads differ from 1";
+    }
+  }
+  set_num_threads(previous);
 }
 
 // Forward and backward-data deal whole chunks to the workers: bitwise the same for any thread

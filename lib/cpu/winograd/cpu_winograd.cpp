@@ -50,10 +50,11 @@
 //   (+ 16 = kWinogradCpuPointSkew: one cache line between the points' matrices, so that a
 //   tile transform's 36 streams do not share a cache set when the matrix is a power-of-two
 //   size; the per-point GEMMs step by these point strides)
-//   workers = min(T, chunks)
+//   workers = min(T, chunks); backward-filter in blocks: min(T, blocks of dU rows)
 //   staging = backward-filter: alpha^2 (16 * 64 + 16), one worker's staging buffer; else 0
-//   bytes   = 4 (workers staging + filter (buffers + partials) + workers (input + product)),
-//             partials = workers - 1 for backward-filter (a private dU each), else 0
+//   bytes   = 4 (workers staging + filter (buffers + partials) + inputs (input + product)),
+//             partials = workers - 1 for backward-filter over chunks (a private dU each),
+//             else 0; inputs = workers, or 1 for backward-filter in blocks (shared)
 //
 // Threads (T = convlab::num_threads() at plan time, OpenMP). Each worker runs whole chunks
 // (transforms and GEMMs, the GEMMs single-threaded) in its own V and M/P: one fork and join
@@ -61,7 +62,9 @@
 // those barriers made two threads 3-7x slower than one). Forward and backward-data deal the
 // chunks round-robin; a chunk's operations do not depend on who runs it, so their results
 // are bitwise independent of T. Backward-filter gives each worker a contiguous run of chunks
-// summed into its own dU, added in worker order: deterministic for a fixed T (as cpu.im2col).
+// summed into its own dU, added in worker order: deterministic for a fixed T (as cpu.im2col);
+// in blocks (one chunk) the workers share its transforms and take blocks of dU rows, each
+// summed over all tiles: independent of T.
 //
 // Error bound (normwise per output plane, accuracy.hpp). Each stage is a short fixed sum, so
 // the standard componentwise analysis of a chain of products bounds one tile's error by
@@ -181,18 +184,31 @@ class WinogradPlan final : public Plan {
       const int64_t kg = l_.dst_channels, block = l_.filter_rows;
       for (int64_t g = 0; g < p_.groups; ++g) {
         if (block < kg) {
-          // One chunk (the layout allows no blocks otherwise), one worker: dU a block of rows
-          // at a time, each written to dw while in cache (a whole dU of 36 MiB at 512
-          // channels went to memory and back).
+          // One chunk (the layout allows no blocks otherwise), shared: the workers transform
+          // contiguous parts of its tiles, then take blocks of dU's rows round-robin, each
+          // summed over all tiles into the worker's block buffer and written to dw while in
+          // cache (a whole dU of 36 MiB at 512 channels went to memory and back). A tile's
+          // transform and a block's sums do not depend on who runs them: the result is the
+          // same for any thread count.
+          const int64_t cs = l_.src_channels;
           float* v = buffers(0);
           float* prod = v + l_.input_floats;
-          transform_input_transposed(g, t.x, 0, l_.tiles, v, staging(0));
-          transform_gradient(g, t.y, 0, l_.tiles, prod);
-          for (int64_t r0 = 0; r0 < kg; r0 += block) {
-            const int64_t rows = std::min(block, kg - r0);
-            accumulate_filter(u, v, prod, l_.tiles, r0, rows, false);
-            write_filter(g, u, r0, rows, t.w, 1);
-          }
+          run_workers([&](int64_t w) {
+            const int64_t first = l_.tiles * w / l_.workers;
+            const int64_t count = l_.tiles * (w + 1) / l_.workers - first;
+            if (count == 0) return;
+            transform_input_transposed(g, t.x, first, count, v + first * cs, staging(w));
+            transform_gradient(g, t.y, first, count, prod + first);
+          });
+          const int64_t blocks = (kg + block - 1) / block;
+          run_workers([&](int64_t w) {
+            float* own = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
+            for (int64_t b = w; b < blocks; b += l_.workers) {
+              const int64_t r0 = b * block, rows = std::min(block, kg - r0);
+              accumulate_filter(own, v, prod, l_.tiles, r0, rows, false);
+              write_filter(g, own, r0, rows, t.w, 1);
+            }
+          });
           continue;
         }
         // Contiguous runs of chunks per worker, summed in worker order: the result depends
