@@ -64,41 +64,59 @@ bool rows_are_contiguous(const Im2colGeometry& g) {
   return g.stride_h == 1 && g.stride_w == 1 && g.dilation_w == 1 && g.out_w == g.in_w;
 }
 
-void im2col_block_contiguous(const Im2colGeometry& g, const float* x_image, int64_t begin,
-                             int64_t end, float* col, int64_t ld) {
+// One tap (c, i, j) of a rows_are_contiguous geometry over the block's pixels [begin, end):
+// its column-buffer row, the pixels whose output row reads x ([first, last), empty when
+// first >= last), the data-reading columns of each output row, and where pixel p reads:
+// x_image[p + shift], inside channel c's plane [plane_begin, plane_begin + plane).
+struct ContiguousTap {
+  int64_t row = 0;
+  int64_t first = 0, last = 0;
+  OutputRange span;
+  int64_t shift = 0;
+  int64_t plane_begin = 0;
+};
+
+template <class Visit>
+void for_each_contiguous_tap(const Im2colGeometry& g, int64_t begin, int64_t end, Visit&& visit) {
   const int64_t plane = plane_elems(g), width = g.in_w;
   for (int64_t c = 0; c < g.channels; ++c) {
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       const OutputRange rows = valid_outputs(g.in_h, g.out_h, i, g.pad_h, 1, g.dilation_h);
-      // The block's pixels whose output row reads x: [first, last).
-      const int64_t first = std::max(begin, rows.begin * width);
-      const int64_t last = std::min(end, rows.end * width);
+      ContiguousTap tap;
+      tap.first = std::max(begin, rows.begin * width);
+      tap.last = std::min(end, rows.end * width);
+      tap.plane_begin = c * plane;
       for (int64_t j = 0; j < g.kernel_w; ++j) {
-        // Pixel p goes to d[p - begin].
-        float* d = col + col_row(g, c, i, j) * ld;
-        if (first >= last) {
-          std::fill(d, d + (end - begin), 0.0f);
-          continue;
-        }
-        std::fill(d, d + (first - begin), 0.0f);
-        std::fill(d + (last - begin), d + (end - begin), 0.0f);
-        const OutputRange span = valid_outputs(g.in_w, g.out_w, j, g.pad_w, 1, 1);
-        // x index of pixel p, relative to the channel plane: p + shift.
-        const int64_t shift = (i * g.dilation_h - g.pad_h) * width + j - g.pad_w;
-        const int64_t lo = std::max(first, -shift), hi = std::min(last, plane - shift);
-        if (hi > lo) {
-          std::copy(x_image + c * plane + lo + shift, x_image + c * plane + hi + shift,
-                    d + (lo - begin));
-        }
-        for (int64_t row = first / width * width; row < last; row += width) {
-          const int64_t a0 = std::max(first, row), a1 = std::min(last, row + span.begin);
-          const int64_t b0 = std::max(first, row + span.end), b1 = std::min(last, row + width);
-          if (a1 > a0) std::fill(d + (a0 - begin), d + (a1 - begin), 0.0f);
-          if (b1 > b0) std::fill(d + (b0 - begin), d + (b1 - begin), 0.0f);
-        }
+        tap.row = col_row(g, c, i, j);
+        tap.span = valid_outputs(g.in_w, g.out_w, j, g.pad_w, 1, 1);
+        tap.shift = c * plane + (i * g.dilation_h - g.pad_h) * width + j - g.pad_w;
+        visit(tap);
       }
     }
   }
+}
+
+void im2col_block_contiguous(const Im2colGeometry& g, const float* x_image, int64_t begin,
+                             int64_t end, float* col, int64_t ld) {
+  const int64_t plane = plane_elems(g), width = g.in_w;
+  for_each_contiguous_tap(g, begin, end, [&](const ContiguousTap& t) {
+    float* d = col + t.row * ld;  // pixel p goes to d[p - begin]
+    if (t.first >= t.last) {
+      std::fill(d, d + (end - begin), 0.0f);
+      return;
+    }
+    std::fill(d, d + (t.first - begin), 0.0f);
+    std::fill(d + (t.last - begin), d + (end - begin), 0.0f);
+    const int64_t lo = std::max(t.first, t.plane_begin - t.shift);
+    const int64_t hi = std::min(t.last, t.plane_begin + plane - t.shift);
+    if (hi > lo) std::copy(x_image + lo + t.shift, x_image + hi + t.shift, d + (lo - begin));
+    for (int64_t row = t.first / width * width; row < t.last; row += width) {
+      const int64_t a0 = std::max(t.first, row), a1 = std::min(t.last, row + t.span.begin);
+      const int64_t b0 = std::max(t.first, row + t.span.end), b1 = std::min(t.last, row + width);
+      if (a1 > a0) std::fill(d + (a0 - begin), d + (a1 - begin), 0.0f);
+      if (b1 > b0) std::fill(d + (b0 - begin), d + (b1 - begin), 0.0f);
+    }
+  });
 }
 
 // col2im_block_add_cpu for rows_are_contiguous geometries: the same additions in the same
@@ -106,28 +124,17 @@ void im2col_block_contiguous(const Im2colGeometry& g, const float* x_image, int6
 // the span of a tap computed once instead of once per output row.
 void col2im_block_add_contiguous(const Im2colGeometry& g, const float* col, int64_t ld,
                                  int64_t begin, int64_t end, float* dx_image) {
-  const int64_t plane = plane_elems(g), width = g.in_w;
-  for (int64_t c = 0; c < g.channels; ++c) {
-    for (int64_t i = 0; i < g.kernel_h; ++i) {
-      const OutputRange rows = valid_outputs(g.in_h, g.out_h, i, g.pad_h, 1, g.dilation_h);
-      const int64_t first = std::max(begin, rows.begin * width);
-      const int64_t last = std::min(end, rows.end * width);
-      if (first >= last) continue;
-      for (int64_t j = 0; j < g.kernel_w; ++j) {
-        const OutputRange span = valid_outputs(g.in_w, g.out_w, j, g.pad_w, 1, 1);
-        // Pixel p adds col[row, p - begin] into dx_image[p + shift].
-        const float* src = col + col_row(g, c, i, j) * ld;
-        const int64_t shift = c * plane + (i * g.dilation_h - g.pad_h) * width + j - g.pad_w;
-        for (int64_t row = first / width * width; row < last; row += width) {
-          const int64_t a = std::max(first, row + span.begin);
-          const int64_t b = std::min(last, row + span.end);
-          float* d = dx_image + a + shift;
-          const float* s = src + (a - begin);
-          for (int64_t t = 0; t < b - a; ++t) d[t] += s[t];
-        }
-      }
+  const int64_t width = g.in_w;
+  for_each_contiguous_tap(g, begin, end, [&](const ContiguousTap& t) {
+    const float* src = col + t.row * ld;  // pixel p's entry is src[p - begin]
+    for (int64_t row = t.first / width * width; row < t.last; row += width) {
+      const int64_t a = std::max(t.first, row + t.span.begin);
+      const int64_t b = std::min(t.last, row + t.span.end);
+      float* d = dx_image + a + t.shift;
+      const float* s = src + (a - begin);
+      for (int64_t k = 0; k < b - a; ++k) d[k] += s[k];
     }
-  }
+  });
 }
 
 }  // namespace
