@@ -261,6 +261,18 @@ def thread_scaling(datasets):
                                      for a, v in ratios.items()) + ".")
 
 
+def load_note(loads, cpus, threads):
+    """The load range, and whether other work ran beside convbench (whose own threads count)."""
+    text = f"{min(loads):.1f}–{max(loads):.1f} on {cpus} CPUs, convbench's own threads included"
+    try:
+        own = int(threads)
+    except ValueError:
+        own = cpus
+    if max(loads) > own + 1:
+        return text + ": other work shared the machine, so times are stretched and noisy"
+    return text + ": little else ran beside it"
+
+
 def machine_table(machine, meta):
     m, env = machine["machine"], machine["environment"]
     arch = MICROARCHITECTURE.get((m.get("cpu_family"), m.get("cpu_model")), "not identified")
@@ -281,9 +293,8 @@ def machine_table(machine, meta):
         ("compiler, build", f"{meta.get('compiler', '?')}, {meta.get('build_type', '?')}"),
         ("kernel", m.get("kernel", "?")),
         ("commit, date", f"{meta.get('git_commit', '?')}, {meta.get('date', '?')}"),
-        ("load average (1 min) while measuring",
-         f"{min(loads):.1f}–{max(loads):.1f} on {m['logical_cpus']} CPUs: the machine was "
-         "shared with other builds, so times are stretched and noisy"),
+        ("load average (1 min) while measuring", load_note(loads, m["logical_cpus"],
+                                                           env["CONVLAB_NUM_THREADS"])),
     ]
     return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
