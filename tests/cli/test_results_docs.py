@@ -43,6 +43,17 @@ class Generated(unittest.TestCase):
                 self.assertEqual(image.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
                 self.assertTrue((ROOT / "docs" / "img" / image.name).exists(), image.name)
 
+    def test_vendor_ratios_md_is_what_the_script_writes_from_the_committed_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp, "vendor-ratios.md")
+            r = subprocess.run(["/usr/bin/python3", str(RESULTS / "make_vendor_ratios.py"),
+                                "--from", str(RESULTS / "data" / "vendor-ratios"), "--out",
+                                str(out)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(out.read_text(), (ROOT / "docs" / "vendor-ratios.md").read_text(),
+                             "docs/vendor-ratios.md differs from make_vendor_ratios.py --from "
+                             "bench/results/data/vendor-ratios: regenerate it, do not edit it")
+
     def test_answers_md_has_a_reproduce_and_a_limit_per_question(self):
         text = (ROOT / "docs" / "answers.md").read_text()
         sections = text.split("\n## ")[1:]
@@ -101,6 +112,32 @@ class Claims(unittest.TestCase):
         doc = (ROOT / "docs" / "prediction.md").read_text()
         self.assertIn(make_prediction.BEGIN, doc)
         self.assertIn(make_prediction.END, doc)
+
+    def test_vendor_ratios_count_the_medians_at_the_target(self):
+        import json
+        import make_vendor_ratios as v
+        layer = "g1mb16ic64ih56iw56oc64oh56ow56kh3kw3sh1sw1ph1pw1dh0dw0"
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = pathlib.Path(tmp, "threads-1")
+            folder.mkdir()
+            runs = {}
+            # Run 1: im2col at 10 against 9.5 (0.95), run 2 at 10 against 8 (0.80); Winograd
+            # 0.85 twice.
+            for run, direct in ((1, 9.5), (2, 8.0)):
+                lines = ["# git_commit: abc", "descriptor,pass,algorithm,status,time_ms,total_bytes"]
+                for algo, t in (("cpu.im2col", 10), ("cpu.onednn.direct", direct),
+                                ("cpu.winograd", 10), ("cpu.onednn.winograd", 8.5)):
+                    lines.append(f"{layer},fwd,{algo},ok,{t},1")
+                pathlib.Path(folder, f"run-{run}.csv").write_text("\n".join(lines) + "\n")
+                runs[str(run)] = {"command": "c", "load_before": [0.5], "load_after": [0.7]}
+            machine = {"machine": {"cpu": "CPU", "logical_cpus": 2, "isa": ["avx2"]},
+                       "environment": {"CONVLAB_NUM_THREADS": "1"}, "cpus_used": [1],
+                       "runs": runs}
+            pathlib.Path(folder, "machine.json").write_text(json.dumps(machine))
+            text = v.document(pathlib.Path(tmp))
+        self.assertIn("| ic64ih56 | fwd | 10.0/10.0 | 9.5/8.0 | 0.95/**0.80** |", text)
+        self.assertIn("at or above 0.9 in 1 of 2 medians", text)
+        self.assertIn("at or above 0.8 in 2 of 2 medians", text)
 
     def test_answers_ranks_share_ties(self):
         import make_answers
