@@ -57,7 +57,7 @@ inline constexpr int64_t kTargetColumns = 1024;
 /// The same for the unpacked GEMM, which keeps its column block in cache instead of packing
 /// it: images of more pixels than this are cut into tiles of this many (automatic tile),
 /// smaller ones batched up to it (automatic images per GEMM). Measured on ResNet-50's 3x3
-/// layers (docs/strategy-im2col.md, "Unpacked GEMM").
+/// layers (docs/strategy-im2col.md, "Unpacked against OpenBLAS").
 inline constexpr int64_t kUnpackedTargetColumns = 256;
 
 /// Buffers are padded to 16 floats so that every one starts on a 64-byte line.

@@ -113,6 +113,29 @@ using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 using ConstMap = Eigen::Map<const RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
 using Map = Eigen::Map<RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
 
+// part(t) for t < threads: on this thread for one, else on an OpenMP team (static schedule).
+template <class Part>
+void run_parts(int threads, Part part) {
+  if (threads <= 1) {
+    part(0);
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) part(t);
+#endif
+}
+
+// The threads a planned product may fork: one inside a parallel region (a worker's own GEMM).
+int threads_outside_regions(int planned) {
+#ifdef _OPENMP
+  return omp_in_parallel() ? 1 : planned;
+#else
+  (void)planned;
+  return 1;
+#endif
+}
+
 // Eigen's own product, which allocates its packing buffers: for callers without a plan.
 void eigen_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -176,11 +199,7 @@ void eigen_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
     }
   }
   if (k == 0) return;
-#ifdef _OPENMP
-  const int threads = omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>(s.threads, m));
-#else
-  const int threads = 1;
-#endif
+  const int threads = threads_outside_regions(static_cast<int>(std::min<int64_t>(s.threads, m)));
   const int64_t per_thread = (m + threads - 1) / threads;
   auto part = [&](int t) {
     const int64_t first = t * per_thread, rows = std::min(m, first + per_thread) - first;
@@ -203,29 +222,18 @@ void eigen_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
                                                    blocking);
     }
   };
-  if (threads == 1) {
-    part(0);
-    return;
-  }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) part(t);
-#endif
+  run_parts(threads, part);
 }
 
 // C = beta C + op(A) B or op(A) Bᵀ on the unpacked SGEMM, its columns split over the planned
-// threads. A transposed B (stored [n, k]) is transposed one depth block at a time into the
-// thread's buffer, the block the kernel itself takes, so every element of C is summed in the
-// same blocks and order whatever the thread count and whether B came transposed.
+// threads. A transposed B (stored [n, k]) is transposed 64 columns by one depth block at a
+// time into the thread's buffer, each 64-column strip of C summed over all depth blocks while
+// it is in cache; the depth blocks are the kernel's own, so every element of C is summed in
+// the same blocks and order whatever the thread count and whether B came transposed.
 void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                             float* c, int64_t ldc, const GemmScratch& planned, float* data) {
-#ifdef _OPENMP
-  const int allowed = omp_in_parallel() ? 1 : planned.threads;
-#else
-  const int allowed = 1;
-#endif
-  const ColumnSplit split = split_columns(n, allowed);
+  const ColumnSplit split = split_columns(n, threads_outside_regions(planned.threads));
   GemmScratch s = planned;
   std::vector<float> own;  // a transposed B without a planned buffer (callers outside run())
   if (trans_b && k > 0) {
@@ -261,14 +269,7 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
       }
     }
   };
-  if (split.threads == 1) {
-    part(0);
-    return;
-  }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(split.threads) schedule(static)
-  for (int t = 0; t < split.threads; ++t) part(t);
-#endif
+  run_parts(split.threads, part);
 }
 
 }  // namespace
