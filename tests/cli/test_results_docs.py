@@ -135,9 +135,27 @@ class Claims(unittest.TestCase):
                        "runs": runs}
             pathlib.Path(folder, "machine.json").write_text(json.dumps(machine))
             text = v.document(pathlib.Path(tmp))
-        self.assertIn("| ic64ih56 | fwd | 10.0/10.0 | 9.5/8.0 | 0.95/**0.80** |", text)
+        self.assertIn("| ic64ih56 | 2.4 % | fwd | 10.0/10.0 | 9.5/8.0 | 0.95/**0.80** |", text)
         self.assertIn("at or above 0.9 in 1 of 2 medians", text)
         self.assertIn("at or above 0.8 in 2 of 2 medians", text)
+
+    def test_vendor_ratios_share_of_taps_in_the_padding(self):
+        import make_vendor_ratios as v
+        # 56x56, 3x3, pad 1: per axis 2 of 168 taps read the padding; 1 - (166/168)^2.
+        share = v.padding_share("g1mb16ic64ih56iw56oc64oh56ow56kh3kw3sh1sw1ph1pw1dh0dw0")
+        self.assertAlmostEqual(share, 1 - (166 / 168) ** 2)
+        # 7x7: 2 of 21 per axis. 5x5 with pad 2 on 27x27: 2+1+1+2 = 6 of 135 per axis.
+        self.assertAlmostEqual(v.padding_share("g1mb1ic8ih7iw7oc8oh7ow7kh3kw3sh1sw1ph1pw1dh0dw0"),
+                               1 - (19 / 21) ** 2)
+        self.assertAlmostEqual(
+            v.padding_share('g2mb16ic96ih27iw27oc256oh27ow27kh5kw5sh1sw1ph2pw2dh0dw0n"c2"'),
+            1 - (129 / 135) ** 2)
+        # No padding, strided: none.
+        self.assertEqual(
+            v.padding_share("g1mb1ic3ih227iw227oc96oh55ow55kh11kw11sh4sw4ph0pw0dh0dw0"), 0)
+        self.assertEqual(v.layer_set("vgg16:conv1_1"), 1)
+        self.assertEqual(v.layer_set("resnet50:res2a_branch2b"), 0)
+        self.assertEqual(v.layer_set("ic64ih56"), 0)
 
     def test_answers_ranks_share_ties(self):
         import make_answers
