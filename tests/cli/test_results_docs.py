@@ -139,6 +139,13 @@ class Claims(unittest.TestCase):
         self.assertIn("at or above 0.9 in 1 of 2 medians", text)
         self.assertIn("at or above 0.8 in 2 of 2 medians", text)
 
+    def test_vendor_ratios_show_a_near_miss_with_the_digit_that_makes_it_one(self):
+        import make_vendor_ratios as v
+        self.assertEqual(v.shown_speed(0.8996, 0.9), "**0.8996**")
+        self.assertEqual(v.shown_speed(0.8951, 0.9), "**0.895**")
+        self.assertEqual(v.shown_speed(0.884, 0.9), "**0.88**")
+        self.assertEqual(v.shown_speed(0.9004, 0.9), "0.90")
+
     def test_vendor_ratios_share_of_taps_in_the_padding(self):
         import make_vendor_ratios as v
         # 56x56, 3x3, pad 1: per axis 2 of 168 taps read the padding; 1 - (166/168)^2.
