@@ -1,9 +1,9 @@
 // The GEMM kernels of every instruction set. The unpacked SGEMM, with A as stored and
-// transposed, against a double-precision product: every edge of its register tiles (rows past a
-// multiple of MR, columns ending inside a vector or a panel), an inner dimension of several blocks,
-// strides wider than the matrices, k = 0, beta 0 (C not read: a NaN there is overwritten) and
-// beta 1. The transpose exactly, on whole blocks and edges. Operands are allocated to their last
-// element, so that a read past it shows under AddressSanitizer.
+// transposed, directly and through a column index, against a double-precision product: every edge
+// of its register tiles (rows past a multiple of MR, columns ending inside a vector or a panel), an
+// inner dimension of several blocks, strides wider than the matrices, k = 0, beta 0 (C not read: a
+// NaN there is overwritten) and beta 1. The transpose exactly, on whole blocks and edges. Operands
+// are allocated to their last element, so that a read past it shows under AddressSanitizer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,19 +29,35 @@ int64_t extent(int64_t rows, int64_t cols, int64_t ld) {
   return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
 }
 
-// op(A)[i, l]: A stored [m, k], or [k, m] when transposed.
+// op(A)[i, l]: A stored [m, k], or [k, m] when transposed; with an index, the stored column
+// index[l] (or index[i], transposed) instead of l (i).
 struct OpA {
   const std::vector<float>& a;
   int64_t lda;
   bool trans;
-  double operator()(int64_t i, int64_t l) const { return trans ? a[l * lda + i] : a[i * lda + l]; }
+  const std::vector<int64_t>& index;
+  double operator()(int64_t i, int64_t l) const {
+    if (trans) return a[l * lda + (index.empty() ? i : index[i])];
+    return a[i * lda + (index.empty() ? l : index[l])];
+  }
 };
 
-void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& rng) {
-  const int64_t lda = (trans_a ? s.m : s.k) + s.lda_extra, ldb = s.n + s.ldb_extra,
-                ldc = s.n + s.ldc_extra;
+// With `indexed`, A is stored twice as wide along the indexed dimension plus 3, and the index
+// picks an increasing selection of its columns with gaps (as a tap class picks filter columns).
+void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& rng,
+           bool indexed = false) {
+  const int64_t along = trans_a ? s.m : s.k;  // the dimension the index selects
+  std::vector<int64_t> index;
+  if (indexed) {
+    std::bernoulli_distribution skip(0.5);
+    for (int64_t column = 0; static_cast<int64_t>(index.size()) < along; ++column) {
+      if (!skip(rng) || column >= along + 3) index.push_back(column);
+    }
+  }
+  const int64_t stored = indexed ? 2 * along + 3 : along;
+  const int64_t lda = stored + s.lda_extra, ldb = s.n + s.ldb_extra, ldc = s.n + s.ldc_extra;
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> a(trans_a ? extent(s.k, s.m, lda) : extent(s.m, s.k, lda));
+  std::vector<float> a(trans_a ? extent(s.k, stored, lda) : extent(s.m, stored, lda));
   std::vector<float> b(extent(s.k, s.n, ldb));
   std::vector<float> c(extent(s.m, s.n, ldc));
   for (float& x : a) x = value(rng);
@@ -49,8 +65,8 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
   for (float& x : c) x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : value(rng);
   const std::vector<float> c0 = c;
   cpu_gemm::unpacked_sgemm(isa, trans_a, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, beta,
-                           c.data(), ldc);
-  const OpA op_a{a, lda, trans_a};
+                           c.data(), ldc, indexed ? index.data() : nullptr);
+  const OpA op_a{a, lda, trans_a, index};
   for (int64_t i = 0; i < s.m; ++i) {
     for (int64_t j = 0; j < s.n; ++j) {
       double exact = 0, magnitude = 0;
@@ -65,8 +81,8 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
       // Each sum of k products rounds at most k + 2 times (float, u = 2^-24).
       const double bound = (s.k + 2) * std::ldexp(1.0, -24) * magnitude + 1e-30;
       ASSERT_LE(std::abs(c[i * ldc + j] - exact), bound)
-          << to_string(isa) << (trans_a ? " A^T " : " ") << s.m << "x" << s.n << "x" << s.k
-          << " beta " << beta << " at (" << i << ", " << j << ")";
+          << to_string(isa) << (trans_a ? " A^T " : " ") << (indexed ? "indexed " : "") << s.m
+          << "x" << s.n << "x" << s.k << " beta " << beta << " at (" << i << ", " << j << ")";
     }
   }
   // Between rows of C (the stride's padding) nothing is written.
@@ -100,7 +116,10 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
     }
     for (bool trans_a : {false, true}) {
       for (const Shape& s : shapes) {
-        for (float beta : {0.0f, 1.0f}) check(entry.value, trans_a, s, beta, rng);
+        for (float beta : {0.0f, 1.0f}) {
+          check(entry.value, trans_a, s, beta, rng);
+          check(entry.value, trans_a, s, beta, rng, /*indexed=*/true);
+        }
       }
     }
   }

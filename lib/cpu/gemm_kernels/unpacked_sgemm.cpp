@@ -3,16 +3,17 @@
 namespace convlab::cpu_gemm {
 
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
-                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                    const int64_t* a_index) {
   switch (isa) {
     case CpuIsa::avx512:
-      return avx512::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc);
+      return avx512::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index);
     case CpuIsa::avx2:
-      return avx2::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc);
+      return avx2::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index);
     case CpuIsa::generic:
       break;
   }
-  generic::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  generic::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index);
 }
 
 }  // namespace convlab::cpu_gemm

@@ -31,13 +31,21 @@ inline constexpr int64_t kUnpackedSgemmDepth = 256;
 /// beta = 0 does not read C (a NaN in it does not survive, as with BLAS). Reads exactly the
 /// elements of A and B the product uses, so the operands may end at their last element.
 /// `isa` must be one this CPU runs (cpu_isa()).
+///
+/// With `a_index`, op(A) is a selection of A's stored columns, never copied: A stored [m, *]
+/// gives op(A)[i, l] = a[i*lda + a_index[l]] (k entries), A stored [*, m] (trans_a) gives
+/// op(A)[i, l] = a[l*lda + a_index[i]] (m entries). cpu.im2col's tap classes multiply only
+/// the filter columns of the taps that read inside the image this way
+/// (strategy/im2col_tap_classes.hpp).
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
-                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                    const int64_t* a_index = nullptr);
 
 #define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                                       \
   namespace isa {                                                                                 \
   void unpacked_sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, \
-                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc);            \
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc,             \
+                      const int64_t* a_index);                                                    \
   }
 CONVLAB_DECLARE_UNPACKED_SGEMM(generic)
 CONVLAB_DECLARE_UNPACKED_SGEMM(avx2)

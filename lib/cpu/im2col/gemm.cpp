@@ -232,7 +232,8 @@ void eigen_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 // the same blocks and order whatever the thread count and whether B came transposed.
 void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                            float* c, int64_t ldc, const GemmScratch& planned, float* data) {
+                            float* c, int64_t ldc, const GemmScratch& planned, float* data,
+                            const int64_t* a_index) {
   const ColumnSplit split = split_columns(n, threads_outside_regions(planned.threads));
   GemmScratch s = planned;
   std::vector<float> own;  // a transposed B without a planned buffer (callers outside run())
@@ -255,7 +256,8 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
     const int64_t j0 = t * split.columns, cols = std::min(n, j0 + split.columns) - j0;
     if (cols <= 0) return;
     if (!trans_b || k == 0) {
-      cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, cols, k, a, lda, b + j0, ldb, beta, c + j0, ldc);
+      cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, cols, k, a, lda, b + j0, ldb, beta, c + j0, ldc,
+                               a_index);
       return;
     }
     float* block = data + t * s.b_block;
@@ -264,8 +266,11 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
       for (int64_t l0 = 0; l0 < k; l0 += cpu_gemm::kUnpackedSgemmDepth) {
         const int64_t depth = std::min(cpu_gemm::kUnpackedSgemmDepth, k - l0);
         cpu_gemm::transpose(s.isa, width, depth, b + p0 * ldb + l0, ldb, block, width);
-        cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, width, depth, trans_a ? a + l0 * lda : a + l0,
-                                 lda, block, width, l0 == 0 ? beta : 1.0f, c + p0, ldc);
+        // The depth block's columns of A: an offset into A, or indexed, into the index.
+        const bool by_index = a_index != nullptr && !trans_a;
+        cpu_gemm::unpacked_sgemm(
+            s.isa, trans_a, m, width, depth, trans_a ? a + l0 * lda : (by_index ? a : a + l0), lda,
+            block, width, l0 == 0 ? beta : 1.0f, c + p0, ldc, by_index ? a_index + l0 : a_index);
       }
     }
   };
@@ -292,8 +297,13 @@ void set_gemm_threads(GemmBackend backend, int threads) {
 
 void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-           int64_t ldc, const GemmScratch& scratch, float* scratch_data) {
+           int64_t ldc, const GemmScratch& scratch, float* scratch_data, const int64_t* a_index) {
   if (m == 0 || n == 0) return;
+  if (a_index != nullptr && backend != GemmBackend::unpacked) {
+    throw Error(ErrorCode::invalid_argument, std::string("GEMM backend ") + to_string(backend) +
+                                                 " cannot read A through a column index; only "
+                                                 "unpacked can");
+  }
   switch (backend) {
     case GemmBackend::onednn: {
 #if CONVLAB_HAVE_ONEDNN
@@ -338,7 +348,7 @@ void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n
       return;
     case GemmBackend::unpacked:
       unpacked_sgemm_planned(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, scratch,
-                             scratch_data);
+                             scratch_data, a_index);
       return;
   }
 }

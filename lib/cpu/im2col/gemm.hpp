@@ -78,8 +78,13 @@ GemmScratch plan_gemm_scratch(GemmBackend backend, bool trans_b, int64_t m, int6
 /// unpacked SGEMM allocates its transposed B, which only code outside a plan's run() may
 /// accept. Throws Error{backend} with the library status
 /// when the backend fails, Error{unavailable} for a backend this build lacks.
+///
+/// `a_index` selects A's stored columns as cpu_gemm::unpacked_sgemm does (the tap classes'
+/// filter columns); only the unpacked backend takes it, the others throw
+/// Error{invalid_argument}.
 void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-           int64_t ldc, const GemmScratch& scratch = {}, float* scratch_data = nullptr);
+           int64_t ldc, const GemmScratch& scratch = {}, float* scratch_data = nullptr,
+           const int64_t* a_index = nullptr);
 
 }  // namespace convlab::im2col
