@@ -1,0 +1,36 @@
+#pragma once
+// The CPU loops of cpu.im2col's tap classes (strategy/im2col_tap_classes.hpp): one class's
+// column buffer and its adjoint, and the staging of a class's output pixels. Every loop
+// covers one group of g.images images side by side, as im2col_loops.hpp does for the full
+// column buffer.
+
+#include "strategy/im2col_index.hpp"
+#include "strategy/im2col_tap_classes.hpp"
+
+namespace convlab::im2col {
+
+/// The column buffer of one tap class (strategy/im2col_tap_classes.hpp) for the g.images
+/// images of one group starting at x_group: col[C/g * class_taps, images * class_pixels],
+/// row (c, i, j) over the class's taps in that order, column image * class_pixels +
+/// (oh - rows.begin) * cols-width + (ow - cols.begin). Taps of the class that read padding for
+/// some of its pixels (its hull) hold zeros there.
+void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group,
+                      float* col);
+
+/// The adjoint of im2col_class_cpu: adds each entry of a class's column buffer into the dx
+/// element its forward tap read (padding entries are dropped). Classes are added in turn into
+/// a dx that starts at zero; each sum's order is class by class, then tap by tap.
+void col2im_class_add_cpu(const Im2colGeometry& g, const TapClass& tc, const float* col,
+                          float* dx_group);
+
+/// The class's pixels of `rows` planes of an NCHW tensor (planes at stride out_h*out_w, images
+/// at stride channels_total*out_h*out_w) into dst[rows, images * class_pixels], in the column
+/// order of im2col_class_cpu; g gives out_h, out_w and images.
+void gather_class(const Im2colGeometry& g, const TapClass& tc, const float* src, int64_t rows,
+                  int64_t channels_total, float* dst);
+
+/// The inverse of gather_class: writes the class's pixels of the NCHW tensor from src.
+void scatter_class(const Im2colGeometry& g, const TapClass& tc, const float* src, int64_t rows,
+                   int64_t channels_total, float* dst);
+
+}  // namespace convlab::im2col
