@@ -20,6 +20,7 @@
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
 #include "lib/cpu/im2col/cpu_im2col.hpp"
+#include "strategy/im2col_tap_classes.hpp"
 #include "support/conv_tester.hpp"
 
 // Counts operator new while a run is measured: run() must not allocate. (OpenBLAS and the
@@ -127,18 +128,29 @@ TEST(CpuIm2col, EverySettingIsExact) {
     p.n = 5;
     problems.push_back(p);
   }
+  using im2col::ParallelMode;
+  using im2col::TapMode;
   struct Setting {
     int64_t images;
-    im2col::ParallelMode mode;
+    ParallelMode mode;
     int64_t tile;
+    TapMode taps;
   };
-  // Tiles of 1 and 7 pixels divide few outputs and 7 cuts output rows in the middle.
-  const Setting settings[] = {
-      {1, im2col::ParallelMode::gemm, 0},     {2, im2col::ParallelMode::gemm, 0},
-      {1, im2col::ParallelMode::images, 0},   {3, im2col::ParallelMode::images, 0},
-      {0, im2col::ParallelMode::images, 0},   {5, im2col::ParallelMode::automatic, 0},
-      {0, im2col::ParallelMode::gemm, 7},     {0, im2col::ParallelMode::images, 1},
-      {3, im2col::ParallelMode::automatic, 7}};
+  // Tiles of 1 and 7 pixels divide few outputs and 7 cuts output rows in the middle. The tap
+  // classes (backward-filter refuses them: unsupported, with the reason) run each class over
+  // a worker's images in chunks of their own size.
+  const Setting settings[] = {{1, ParallelMode::gemm, 0, TapMode::all},
+                              {2, ParallelMode::gemm, 0, TapMode::all},
+                              {1, ParallelMode::images, 0, TapMode::all},
+                              {3, ParallelMode::images, 0, TapMode::all},
+                              {0, ParallelMode::images, 0, TapMode::all},
+                              {5, ParallelMode::automatic, 0, TapMode::all},
+                              {0, ParallelMode::gemm, 7, TapMode::automatic},
+                              {0, ParallelMode::images, 1, TapMode::automatic},
+                              {3, ParallelMode::automatic, 7, TapMode::automatic},
+                              {1, ParallelMode::gemm, 0, TapMode::in_image},
+                              {2, ParallelMode::images, 0, TapMode::in_image},
+                              {0, ParallelMode::automatic, 0, TapMode::in_image}};
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (const Setting& s : settings) {
@@ -146,12 +158,17 @@ TEST(CpuIm2col, EverySettingIsExact) {
       options.images_per_gemm = s.images;
       options.parallel = s.mode;
       options.tile = s.tile;
+      options.backend = im2col::GemmBackend::unpacked;
+      options.taps = s.taps;
       const im2col::CpuIm2col algo(options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::to_string(threads) + " threads, " + std::to_string(s.images) +
                                 " images per GEMM, parallel " + im2col::to_string(s.mode) +
-                                ", tile " + std::to_string(s.tile);
+                                ", tile " + std::to_string(s.tile) + ", taps " +
+                                im2col::to_string(s.taps);
       EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+      const int cases = static_cast<int>(problems.size() * all_passes().size());
+      EXPECT_EQ(summary.passed, s.taps == TapMode::in_image ? cases * 2 / 3 : cases) << label;
     }
   }
   set_num_threads(2);
@@ -312,78 +329,108 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
   if (backends[0] != im2col::GemmBackend::eigen) backends.push_back(im2col::GemmBackend::eigen);
   backends.push_back(im2col::GemmBackend::unpacked);
   for (const im2col::GemmBackend backend : backends)
-    for (const auto [images, tile] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {3, 0}, {0, 5}}) {
-      im2col::Im2colOptions options;
-      options.backend = backend;
-      options.images_per_gemm = images;
-      options.tile = tile;
-      const im2col::CpuIm2col algo(options);
-      for (const ConvProblem& p : problems) {
-        for (Pass pass : all_passes()) {
-          const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
-          const int64_t b = layout.images_per_gemm, workers = layout.workers;
-          const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
-          const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                                 p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
-                                 p.end_pad_w() == 0;
-          // A tile: one image at a time, a buffer tile (at most the image) wide.
-          const bool tiled = tile > 0 && !pointwise;
-          if (tiled) EXPECT_EQ(b, 1);
-          const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
-          EXPECT_EQ(layout.tile, tiled ? cols : 0);
-          const int64_t col = pointwise ? 0 : pad16(rows * cols);
-          const int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
-          const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
-          // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
-          // GEMM, backward-filter's transposed B (the column buffer, Bᵀ of dW = dY colᵀ) in
-          // blocks of 256 rows of its inner dimension by 64 columns, one per thread that has
-          // columns (each takes a share in multiples of 64); none for the libraries that keep
-          // their own.
-          const int64_t kg = p.k_per_group();
-          const int gemm_threads = workers > 1 ? 1 : 2;
-          int64_t gemm = 0;
-          if (layout.backend == im2col::GemmBackend::eigen) {
-            const CpuIsa any = CpuIsa::generic;
-            const im2col::GemmScratch scratch =
-                pass == Pass::forward ? im2col::plan_gemm_scratch(layout.backend, false, kg, cols,
-                                                                  rows, gemm_threads, any)
-                : pass == Pass::backward_data
-                    ? im2col::plan_gemm_scratch(layout.backend, false, rows, cols, kg, gemm_threads,
-                                                any)
-                    : im2col::plan_gemm_scratch(layout.backend, true, kg, rows, cols, gemm_threads,
-                                                any);
-            gemm = static_cast<int64_t>(scratch.bytes / 4);
-          } else if (layout.backend == im2col::GemmBackend::unpacked &&
-                     pass == Pass::backward_filter && kg > 0 && rows > 0 && cols > 0) {
-            const int64_t units = (rows + 63) / 64;
-            const int64_t threads = std::min<int64_t>(gemm_threads, units);
-            const int64_t share = (units + threads - 1) / threads * 64;
-            const int64_t used = (rows + share - 1) / share;  // threads with columns
-            gemm = used * pad16(std::min<int64_t>(cols, 256) * std::min<int64_t>(rows, 64));
-          }
-          const int64_t formula = 4 * (workers * (col + stage + gemm) + (workers - 1) * partial);
-          auto plan = algo.plan(p, pass);
-          ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
-              << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
-          if (images > 0) EXPECT_LE(b, images);
-          if (pointwise) EXPECT_EQ(b, 1);
+    for (const auto [images, tile] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {3, 0}, {0, 5}})
+      for (const im2col::TapMode taps : {im2col::TapMode::all, im2col::TapMode::in_image}) {
+        im2col::Im2colOptions options;
+        options.backend = backend;
+        options.images_per_gemm = images;
+        options.tile = tile;
+        options.taps = taps;
+        const im2col::CpuIm2col algo(options);
+        for (const ConvProblem& p : problems) {
+          for (Pass pass : all_passes()) {
+            if (taps == im2col::TapMode::in_image && (pass == Pass::backward_filter || tile > 0 ||
+                                                      backend != im2col::GemmBackend::unpacked)) {
+              EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
+              EXPECT_THROW(algo.plan(p, pass), Error);
+              continue;
+            }
+            const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
+            const int64_t b = layout.images_per_gemm, workers = layout.workers;
+            const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
+            const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                                   p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
+                                   p.end_pad_w() == 0;
+            // A tile: one image at a time, a buffer tile (at most the image) wide.
+            const bool tiled = tile > 0 && !pointwise;
+            if (tiled) EXPECT_EQ(b, 1);
+            const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
+            EXPECT_EQ(layout.tile, tiled ? cols : 0);
+            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0;
+            int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
+            if (taps == im2col::TapMode::in_image) {
+              // The largest class's column buffer and stage, each class batching images up to
+              // 256 columns (or images_per_gemm), no more than a worker's, in even chunks.
+              const Im2colGeometry g = make_im2col_geometry(p, 1);
+              const int64_t longest = std::min(p.n, (p.groups * p.n + workers - 1) / workers);
+              int64_t largest_col = 0, widest = 0, most_taps = 0;
+              for (const TapClass& c : tap_classes(g)) {
+                most_taps = std::max(most_taps, class_taps(c));
+                const int64_t px = std::max<int64_t>(1, class_pixels(c));
+                int64_t bc = images > 0 ? images : (256 + px - 1) / px;
+                bc = std::clamp<int64_t>(bc, 1, longest);
+                bc = (longest + (longest + bc - 1) / bc - 1) / ((longest + bc - 1) / bc);
+                largest_col =
+                    std::max(largest_col, g.channels * class_taps(c) * bc * class_pixels(c));
+                widest = std::max(widest, bc * class_pixels(c));
+              }
+              col = pad16(largest_col);
+              stage = pad16(p.k_per_group() * widest);
+              index = pad16(2 * g.channels * most_taps);  // int64 filter columns of a class
+              EXPECT_TRUE(layout.tap_classes);
+            }
+            const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
+            // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
+            // GEMM, backward-filter's transposed B (the column buffer, Bᵀ of dW = dY colᵀ) in
+            // blocks of 256 rows of its inner dimension by 64 columns, one per thread that has
+            // columns (each takes a share in multiples of 64); none for the libraries that keep
+            // their own.
+            const int64_t kg = p.k_per_group();
+            const int gemm_threads = workers > 1 ? 1 : 2;
+            int64_t gemm = 0;
+            if (layout.backend == im2col::GemmBackend::eigen) {
+              const CpuIsa any = CpuIsa::generic;
+              const im2col::GemmScratch scratch =
+                  pass == Pass::forward ? im2col::plan_gemm_scratch(layout.backend, false, kg, cols,
+                                                                    rows, gemm_threads, any)
+                  : pass == Pass::backward_data
+                      ? im2col::plan_gemm_scratch(layout.backend, false, rows, cols, kg,
+                                                  gemm_threads, any)
+                      : im2col::plan_gemm_scratch(layout.backend, true, kg, rows, cols,
+                                                  gemm_threads, any);
+              gemm = static_cast<int64_t>(scratch.bytes / 4);
+            } else if (layout.backend == im2col::GemmBackend::unpacked &&
+                       pass == Pass::backward_filter && kg > 0 && rows > 0 && cols > 0) {
+              const int64_t units = (rows + 63) / 64;
+              const int64_t threads = std::min<int64_t>(gemm_threads, units);
+              const int64_t share = (units + threads - 1) / threads * 64;
+              const int64_t used = (rows + share - 1) / share;  // threads with columns
+              gemm = used * pad16(std::min<int64_t>(cols, 256) * std::min<int64_t>(rows, 64));
+            }
+            const int64_t formula =
+                4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial);
+            auto plan = algo.plan(p, pass);
+            ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
+                << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
+            if (images > 0) EXPECT_LE(b, images);
+            if (pointwise && taps == im2col::TapMode::all) EXPECT_EQ(b, 1);
 
-          const std::size_t ws = plan->workspace_bytes(), guard = 4096;
-          const HostTensors host = make_inputs(p, pass, run_seed());
-          CaseBuffers buffers(host_context(), p, host, ws + guard);
-          auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
-          std::memset(bytes + ws, 0x5A, guard);
-          plan->run(buffers.tensors(), {bytes, ws});
-          for (std::size_t i = ws; i < ws + guard; ++i) {
-            ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
-                                      << ": wrote past the workspace at byte " << i;
-          }
-          if (ws > 0) {
-            EXPECT_THROW(plan->run(buffers.tensors(), {bytes, ws - 1}), Error);
+            const std::size_t ws = plan->workspace_bytes(), guard = 4096;
+            const HostTensors host = make_inputs(p, pass, run_seed());
+            CaseBuffers buffers(host_context(), p, host, ws + guard);
+            auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
+            std::memset(bytes + ws, 0x5A, guard);
+            plan->run(buffers.tensors(), {bytes, ws});
+            for (std::size_t i = ws; i < ws + guard; ++i) {
+              ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
+                                        << ": wrote past the workspace at byte " << i;
+            }
+            if (ws > 0) {
+              EXPECT_THROW(plan->run(buffers.tensors(), {bytes, ws - 1}), Error);
+            }
           }
         }
       }
-    }
 }
 
 // The automatic tile and images per GEMM follow the backend: the unpacked GEMM cuts images
@@ -413,6 +460,64 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
     whole_unpacked.tile = 0;
     EXPECT_EQ(im2col::im2col_layout(large, pass, whole_unpacked, 1).tile, 0);
   }
+}
+
+// taps=auto takes the tap classes where they run (forward and backward-data, the unpacked
+// GEMM, whole images) and skip at least 5 % of the products: ResNet-50's 7x7 and 14x14 3x3
+// layers, not its 56x56 one (tiled) nor an unpadded layer; the plan says which. Asked for where
+// they cannot run, they are refused with the reason.
+TEST(CpuIm2col, TapClassesWhereTheyPay) {
+  using im2col::TapMode;
+  im2col::Im2colOptions unpacked;
+  unpacked.backend = im2col::GemmBackend::unpacked;
+  const ConvProblem seven = testing::problem("mb16ic32ih7oc32kh3ph1");
+  const ConvProblem fourteen = testing::problem("mb16ic16ih14oc16kh3ph1");
+  const ConvProblem large = testing::problem("mb2ic8ih56oc8kh3ph1");
+  const ConvProblem unpadded = testing::problem("mb4ic8ih9oc8kh3ph0");
+  for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    const auto layout = im2col::im2col_layout(seven, pass, unpacked, 1);
+    EXPECT_TRUE(layout.tap_classes);
+    EXPECT_EQ(layout.class_count, 5);
+    EXPECT_NEAR(layout.product_share, 369.0 / 441.0, 1e-12);
+    // 16 images: the interior (25 pixels) batches 11 per GEMM, as 8 + 8; the rows and edges
+    // (7 and 5 pixels) take all 16.
+    const std::vector<int64_t> images = {16, 16, 8, 16, 16};
+    EXPECT_EQ(layout.class_images, images);
+    EXPECT_NE(layout.describe().find("taps in_image (5 classes, 83.7 % of the products)"),
+              std::string::npos)
+        << layout.describe();
+    EXPECT_TRUE(im2col::im2col_layout(fourteen, pass, unpacked, 1).tap_classes);
+    EXPECT_FALSE(im2col::im2col_layout(large, pass, unpacked, 1).tap_classes);
+    EXPECT_FALSE(im2col::im2col_layout(unpadded, pass, unpacked, 1).tap_classes);
+    const auto plan = im2col::CpuIm2col(unpacked).plan(seven, pass);
+    std::map<std::string, std::string> details(plan->info().details.begin(),
+                                               plan->info().details.end());
+    EXPECT_EQ(details["taps"], "in_image");
+  }
+  EXPECT_FALSE(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 1).tap_classes);
+  im2col::Im2colOptions all = unpacked;
+  all.taps = TapMode::all;
+  EXPECT_FALSE(im2col::im2col_layout(seven, Pass::forward, all, 1).tap_classes);
+
+  im2col::Im2colOptions asked = unpacked;
+  asked.taps = TapMode::in_image;
+  const Support filter = im2col::CpuIm2col(asked).supports(seven, Pass::backward_filter);
+  EXPECT_FALSE(filter);
+  EXPECT_NE(filter.reason.find("taps=in_image"), std::string::npos) << filter.reason;
+  EXPECT_NE(filter.reason.find("backward-filter"), std::string::npos) << filter.reason;
+  asked.tile = 16;
+  const Support tiled = im2col::CpuIm2col(asked).supports(seven, Pass::forward);
+  EXPECT_NE(tiled.reason.find("tile=16"), std::string::npos) << tiled.reason;
+  asked.tile = im2col::kAutoTile;
+  asked.backend = im2col::GemmBackend::eigen;
+  const Support eigen = im2col::CpuIm2col(asked).supports(seven, Pass::forward);
+  EXPECT_NE(eigen.reason.find("gemm=eigen"), std::string::npos) << eigen.reason;
+  EXPECT_THROW(im2col::CpuIm2col(asked).plan(seven, Pass::forward), Error);
+  // Asked for on a large image, the classes take whole images instead of the automatic tile.
+  asked.backend = im2col::GemmBackend::unpacked;
+  const auto whole = im2col::im2col_layout(large, Pass::forward, asked, 1);
+  EXPECT_TRUE(whole.tap_classes);
+  EXPECT_EQ(whole.tile, 0);
 }
 
 // A tile shrinks the declared workspace to a (C/g*R*S) x tile column buffer, the plan

@@ -30,6 +30,18 @@
 // stride P); backward-data adds each block's col2im into dx, zeroed first, so a dx element
 // sums its taps block by block (deterministic; the whole-image gather's order when T >= P).
 //
+// Tap classes (taps=in_image; strategy/im2col_tap_classes.hpp). The taps through which an
+// output pixel reads inside the image are a rectangle that depends on its row and column
+// only, so the pixels fall into a few rectangles ("classes": for 3x3 pad 1 the top row, the
+// bottom row, the left and right edges and the interior) each with its own tap rectangle.
+// Per class k, with col_k holding only its taps' rows (c, i, j) and its pixels:
+//   forward        Y[Kg, pixels_k]  = W[Kg, taps_k] * col_k,  scattered into y
+//   backward-data  col_k = W[Kg, taps_k]^T * dY[Kg, pixels_k], added into dx (zeroed first)
+// W[Kg, taps_k] is read through an index of its columns (the unpacked GEMM's a_index), never
+// copied. Each class runs over a worker's images of one group in chunks of its own size, so
+// that narrow classes still make wide GEMMs. The products of taps that read padding are
+// gone: 16 % of them on a 7x7 image.
+//
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
@@ -51,10 +63,13 @@
 //   col     = pointwise ? 0 : pad16(L * (tiled ? min(T, P) : b*P))
 //   stage   = b > 1 ? pad16(Kg * b*P) : 0
 //   partial = bwd_filter ? pad16(K * L) : 0
-//   bytes   = 4 * (workers * (col + stage) + (workers - 1) * partial)
-// Worker v's col starts at v*(col + stage), its stage right after; the partials follow all
-// workers. run() allocates nothing itself; what the GEMM libraries and the OpenMP runtime
-// allocate inside is measured in docs/strategy-im2col.md and docs/memory-honesty.md.
+//   gemm    = the GEMM's scratch (gemm.hpp)
+//   tap classes: col = pad16(max_k Cg*taps_k * b_k*P_k), stage = pad16(Kg * max_k b_k*P_k),
+//                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class)
+//   bytes   = 4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial)
+// Worker v's buffers start at v*(col + stage + gemm + index) in that order; the partials
+// follow all workers. run() allocates nothing itself; what the GEMM libraries and the OpenMP
+// runtime allocate inside is measured in docs/strategy-im2col.md and docs/memory-honesty.md.
 
 #include "cpu_im2col.hpp"
 
@@ -70,6 +85,8 @@
 #include "convlab/threads.hpp"
 #include "im2col_loops.hpp"
 #include "strategy/im2col_index.hpp"
+#include "strategy/im2col_tap_classes.hpp"
+#include "tap_class_loops.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -85,6 +102,14 @@ struct Chunk {
   int64_t group = 0, image = 0, count = 0;
 };
 
+// One worker's buffers for the tap classes; index holds the current class's filter columns.
+struct ClassBuffers {
+  float* col;
+  float* stage;
+  float* gemm;
+  int64_t* index;
+};
+
 class Im2colPlan final : public Plan {
  public:
   Im2colPlan(const ConvProblem& p, Pass pass, const Im2colOptions& options, Im2colLayout layout)
@@ -93,17 +118,23 @@ class Im2colPlan final : public Plan {
         backend_(options.backend),
         layout_(layout),
         geometry_(make_im2col_geometry(p, 1)) {
+    if (layout_.tap_classes) {
+      classes_ = tap_classes(geometry_);
+      info_.details.emplace_back("taps", "in_image");
+    } else {
+      info_.details.emplace_back("taps", "all");
+    }
     info_.kernel = std::string("gemm ") + to_string(layout_.backend);
     if (layout_.backend == GemmBackend::unpacked) {
       info_.kernel += std::string(", ") + to_string(layout_.gemm_scratch.isa);
       info_.details.emplace_back("isa", to_string(layout_.gemm_scratch.isa));
     }
-    const std::size_t per_worker =
-        4 * static_cast<std::size_t>(layout_.col + layout_.stage + layout_.gemm);
+    const std::size_t per_worker = 4 * static_cast<std::size_t>(worker_floats());
     info_.workspace_split = {
         {"columns", static_cast<std::size_t>(4 * layout_.workers * layout_.col)},
         {"stage", static_cast<std::size_t>(4 * layout_.workers * layout_.stage)},
         {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
+        {"tap_index", static_cast<std::size_t>(4 * layout_.workers * layout_.index)},
         {"partials",
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details.insert(info_.details.begin(),
@@ -157,9 +188,12 @@ class Im2colPlan final : public Plan {
   }
 
  private:
+  // A worker's buffers, one after another: col, stage, gemm, index.
+  int64_t worker_floats() const {
+    return layout_.col + layout_.stage + layout_.gemm + layout_.index;
+  }
   float* partial_of(int64_t v, float* base) const {
-    return base + layout_.workers * (layout_.col + layout_.stage + layout_.gemm) +
-           (v - 1) * layout_.partial;
+    return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
   }
 
   // The worker-order sum dw = dw_0 + dw_1 + ... (worker 0 accumulated into dw itself), over
@@ -179,14 +213,17 @@ class Im2colPlan final : public Plan {
   void run_slice(int64_t v, const Tensors& t, float* base) const {
     const int64_t pairs = p_.groups * p_.n;
     const int64_t begin = pairs * v / layout_.workers, end = pairs * (v + 1) / layout_.workers;
-    float* col = base + v * (layout_.col + layout_.stage + layout_.gemm);
+    float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
     float* gemm = stage + layout_.stage;
+    // The index holds int64 values only; the workspace is raw storage, 64-byte aligned.
+    auto* index = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
     float* dw = t.w;
     if (pass_ == Pass::backward_filter) {
       if (v > 0) dw = partial_of(v, base);
       std::fill(dw, dw + p_.w_elems(), 0.0f);
     }
+    if (layout_.tap_classes) return run_classes(begin, end, t, {col, stage, gemm, index});
     for (int64_t q = begin; q < end;) {
       Chunk chunk;
       chunk.group = q / p_.n;
@@ -321,11 +358,81 @@ class Im2colPlan final : public Plan {
     }
   }
 
+  // Tap classes: the pairs [begin, end) by runs of one group's images; per run, each class
+  // over those images in chunks of its own images per GEMM. Backward-data adds the classes
+  // into dx, so the run's images start at zero.
+  void run_classes(int64_t begin, int64_t end, const Tensors& t, const ClassBuffers& b) const {
+    for (int64_t q = begin; q < end;) {
+      Chunk run;
+      run.group = q / p_.n;
+      run.image = q % p_.n;
+      run.count = std::min(end - q, p_.n - run.image);
+      if (pass_ == Pass::backward_data) {
+        for (int64_t m = 0; m < run.count; ++m) {
+          float* planes = t.x + x_offset(run) + m * geometry_.image_stride;
+          std::fill(planes, planes + geometry_.channels * plane_elems(geometry_), 0.0f);
+        }
+      }
+      for (std::size_t k = 0; k < classes_.size(); ++k) {
+        tap_class_rows(geometry_, classes_[k], b.index);
+        // As many chunks as the class's images per GEMM gives, of even size.
+        const int64_t most = layout_.class_images[k];
+        int64_t chunks = (run.count + most - 1) / most;
+        for (int64_t m = 0; m < run.count; --chunks) {
+          Chunk chunk = run;
+          chunk.image = run.image + m;
+          chunk.count = (run.count - m + chunks - 1) / chunks;  // never above `most`
+          if (pass_ == Pass::forward) {
+            forward_class(classes_[k], chunk, t, b);
+          } else {
+            backward_data_class(classes_[k], chunk, t, b);
+          }
+          m += chunk.count;
+        }
+      }
+      q += run.count;
+    }
+  }
+
+  // Forward of class k on a chunk: a column buffer of the class's taps only, one GEMM that
+  // reads the filter's columns of those taps through the class's index, and the class's
+  // pixels of y written from the stage.
+  void forward_class(const TapClass& tc, const Chunk& c, const Tensors& t,
+                     const ClassBuffers& b) const {
+    const Im2colGeometry g = chunk_geometry(c);
+    const int64_t kg = p_.k_per_group();
+    const int64_t rows = g.channels * class_taps(tc), cols = c.count * class_pixels(tc);
+    if (cols == 0) return;
+    if (rows == 0) {
+      std::fill(b.stage, b.stage + kg * cols, 0.0f);  // every tap of these pixels reads padding
+    } else {
+      im2col_class_cpu(g, tc, t.x + x_offset(c), b.col);
+      sgemm(backend_, false, false, kg, cols, rows, t.w + w_offset(c), col_rows(g), b.col, cols,
+            0.0f, b.stage, cols, layout_.gemm_scratch, b.gemm, b.index);
+    }
+    scatter_class(g, tc, b.stage, kg, p_.k, t.y + y_offset(c));
+  }
+
+  // The adjoint: dY's pixels of the class staged, the class's taps' rows of col = W^T dY (the
+  // filter's columns through the index), added into dx.
+  void backward_data_class(const TapClass& tc, const Chunk& c, const Tensors& t,
+                           const ClassBuffers& b) const {
+    const Im2colGeometry g = chunk_geometry(c);
+    const int64_t kg = p_.k_per_group();
+    const int64_t rows = g.channels * class_taps(tc), cols = c.count * class_pixels(tc);
+    if (cols == 0 || rows == 0) return;
+    gather_class(g, tc, t.y + y_offset(c), kg, p_.k, b.stage);
+    sgemm(backend_, true, false, rows, cols, kg, t.w + w_offset(c), col_rows(g), b.stage, cols,
+          0.0f, b.col, cols, layout_.gemm_scratch, b.gemm, b.index);
+    col2im_class_add_cpu(g, tc, b.col, t.x + x_offset(c));
+  }
+
   ConvProblem p_;
   Pass pass_;
   GemmBackend backend_;
   Im2colLayout layout_;
   Im2colGeometry geometry_;
+  std::vector<TapClass> classes_;
 };
 
 }  // namespace
@@ -345,7 +452,8 @@ AlgorithmInfo im2col_info(std::vector<KnobSpec> knobs) {
   }
   info.backend = to_string(backend);
   info.description = std::string("im2col/col2im-gather + GEMM (") + to_string(backend) +
-                     "), per group, 1x1 shortcut, images per GEMM";
+                     "), per group, 1x1 shortcut, images per GEMM, tap classes that skip the "
+                     "padding";
   info.deterministic = true;
   info.knobs = std::move(knobs);
   return info;
@@ -366,12 +474,14 @@ Im2colOptions CpuIm2col::options() const {
   return Im2colOptions::from_knobs(resolve_knobs(kName, info_.knobs, {}));
 }
 
-Support CpuIm2col::supports(const ConvProblem& p, Pass) const {
+Support CpuIm2col::supports(const ConvProblem& p, Pass pass) const {
   p.validate();
-  return supports_with(p, options().backend);
+  return supports_with(p, pass, options());
 }
 
-Support CpuIm2col::supports_with(const ConvProblem& p, GemmBackend backend) const {
+Support CpuIm2col::supports_with(const ConvProblem& p, Pass pass,
+                                 const Im2colOptions& options) const {
+  const GemmBackend backend = options.backend;
   if (!gemm_backend_available(backend)) {
     return Support::no(std::string(kName) + ": GEMM backend " + to_string(backend) +
                        " is not built in");
@@ -389,6 +499,13 @@ Support CpuIm2col::supports_with(const ConvProblem& p, GemmBackend backend) cons
       }
     }
   }
+  if (options.taps == TapMode::in_image) {
+    const std::string refusal = tap_classes_refusal(pass, options);
+    if (!refusal.empty()) {
+      return Support::no(std::string(kName) + " taps=in_image " + p.descriptor() + " " +
+                         to_string(pass) + ": " + refusal);
+    }
+  }
   return Support::yes();
 }
 
@@ -396,7 +513,7 @@ std::unique_ptr<Plan> CpuIm2col::make_plan(const ConvProblem& p, Pass pass,
                                            const KnobValues& knobs) const {
   p.validate();
   const Im2colOptions opts = Im2colOptions::from_knobs(knobs);
-  const Support support = supports_with(p, opts.backend);
+  const Support support = supports_with(p, pass, opts);
   if (!support) throw Error(ErrorCode::unsupported, support.reason);
   const Im2colLayout layout = im2col_layout(p, pass, opts, num_threads());
   return std::make_unique<Im2colPlan>(p, pass, opts, layout);

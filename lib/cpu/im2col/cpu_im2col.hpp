@@ -24,6 +24,21 @@ enum class ParallelMode {
 };
 const char* to_string(ParallelMode mode) noexcept;
 
+/// Which taps the GEMMs multiply (strategy/im2col_tap_classes.hpp).
+enum class TapMode {
+  automatic,  ///< in_image where it applies and saves at least kTapClassMinSaving
+  all,        ///< one column buffer of every tap, padding as zeros
+  in_image,   ///< tap classes: each class's GEMM over the taps that read inside the image
+};
+const char* to_string(TapMode mode) noexcept;
+
+/// taps=auto takes the tap classes where they leave out at least this share of the products
+/// (measured on ResNet-50's 3x3 layers, docs/strategy-im2col.md "Tap classes")...
+inline constexpr double kTapClassMinSaving = 0.05;
+/// ...and come in at most this many classes: a kernel as wide as the image with as much
+/// padding gives a class per output row, GEMMs too narrow to pay (a "same" 7x7 kernel gives 13).
+inline constexpr int64_t kTapClassMaxAuto = 16;
+
 /// Im2colOptions::tile: chosen for the GEMM backend when planned.
 inline constexpr int64_t kAutoTile = -1;
 
@@ -38,12 +53,13 @@ struct Im2colOptions {
   GemmBackend backend = default_gemm_backend();
   /// The unpacked GEMM's instruction set; empty = the widest this CPU runs.
   std::optional<CpuIsa> isa;
+  TapMode taps = TapMode::automatic;
 
   /// The knobs cpu.im2col accepts, with these options as their defaults: images_per_gemm
   /// (a positive integer or auto), parallel (auto, images, gemm), tile (a count of output
   /// pixels, 0 or auto for whole images), gemm (the backends this build has), isa (auto or an
-  /// instruction set, for gemm=unpacked). images_per_gemm, parallel and gemm may take their
-  /// default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
+  /// instruction set, for gemm=unpacked), taps (auto, all, in_image). images_per_gemm, parallel and
+  /// gemm may take their default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
   /// CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
   std::vector<KnobSpec> schema() const;
   /// The options that resolved knobs of schema() describe.
@@ -60,11 +76,17 @@ inline constexpr int64_t kTargetColumns = 1024;
 /// layers (docs/strategy-im2col.md, "Unpacked against OpenBLAS").
 inline constexpr int64_t kUnpackedTargetColumns = 256;
 
+/// Automatic images per GEMM of a tap class: the fewest whose pixels reach this many GEMM
+/// columns. A class is narrower than its image (a 7x7 image's edge classes are 5 and 7 pixels
+/// wide), and the unpacked GEMM's last column panel of a product runs partly empty, so the
+/// classes batch further than whole images do (docs/strategy-im2col.md, "Tap classes").
+inline constexpr int64_t kClassTargetColumns = 256;
+
 /// Buffers are padded to 16 floats so that every one starts on a 64-byte line.
 inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
-///   workspace = 4 bytes * (workers * (col + stage + gemm) + (workers - 1) * partial)
+///   workspace = 4 bytes * (workers * (col + stage + gemm + index) + (workers - 1) * partial)
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
@@ -75,8 +97,22 @@ struct Im2colLayout {
   /// Tiled, a GEMM is rows x tile wide and the blocks of one image follow one another.
   int64_t tile = 0;
   bool pointwise = false;  ///< 1x1 / stride 1 / pad 0: no column buffer
-  int64_t col = 0;         ///< pad16(C/g*R*S * width), 0 when pointwise; width = tile or b*OH*OW
-  int64_t stage = 0;       ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged)
+  /// Tap classes (taps=in_image, forward and backward-data, whole images, gemm=unpacked): one
+  /// GEMM per class over its taps; col and stage then hold the largest class of b images.
+  bool tap_classes = false;
+  int64_t class_count = 0;  ///< classes, when tap_classes
+  /// Images per GEMM of each class (tap classes): images_per_gemm when asked for, else enough
+  /// for kClassTargetColumns columns; each class runs over a worker's images on its own.
+  std::vector<int64_t> class_images;
+  double product_share = 1.0;  ///< products multiplied against OH*OW*R*S (tap classes: < 1)
+  int64_t col = 0;    ///< pad16(C/g*R*S * width), 0 when pointwise; width = tile or b*OH*OW;
+                      ///< tap classes: pad16(max over classes of C/g*taps * b*pixels)
+  int64_t stage = 0;  ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged); tap classes:
+                      ///< pad16(K/g * the widest class GEMM's columns), for any b
+  /// Tap classes: the filter columns of the class being run (int64 indices, two floats each):
+  /// pad16(2 * C/g * the most taps of a class). Built per class in run(), so that the plan
+  /// holds no index that grows with the filter.
+  int64_t index = 0;
   int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
   /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.
@@ -86,6 +122,10 @@ struct Im2colLayout {
   GemmBackend backend = default_gemm_backend();
   std::string describe() const;
 };
+
+/// Why taps=in_image cannot run `pass` under `options` (backward-filter, a GEMM backend other
+/// than unpacked, a tile), or "" when it can.
+std::string tap_classes_refusal(Pass pass, const Im2colOptions& options);
 
 /// The layout of (problem, pass) under `options` with `threads` threads.
 Im2colLayout im2col_layout(const ConvProblem& problem, Pass pass, const Im2colOptions& options,
@@ -112,7 +152,7 @@ class CpuIm2col final : public Algorithm {
                                   const KnobValues& knobs) const override;
 
  private:
-  Support supports_with(const ConvProblem& problem, GemmBackend backend) const;
+  Support supports_with(const ConvProblem& problem, Pass pass, const Im2colOptions& options) const;
   AlgorithmInfo info_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "convlab/error.hpp"
 #include "cpu_im2col.hpp"
 #include "strategy/im2col_index.hpp"
+#include "strategy/im2col_tap_classes.hpp"
 
 namespace convlab::im2col {
 
@@ -20,6 +22,14 @@ constexpr auto kParallelModeNames = enum_names<ParallelMode::gemm>({
 });
 
 const char* to_string(ParallelMode mode) noexcept { return name_of(kParallelModeNames, mode); }
+
+constexpr auto kTapModeNames = enum_names<TapMode::in_image>({
+    {TapMode::automatic, "auto"},
+    {TapMode::all, "all"},
+    {TapMode::in_image, "in_image"},
+});
+
+const char* to_string(TapMode mode) noexcept { return name_of(kTapModeNames, mode); }
 
 std::vector<KnobSpec> Im2colOptions::schema() const {
   std::vector<std::string> backends;
@@ -44,6 +54,11 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "outside the workspace"),
       choice_knob("isa", isa ? to_string(*isa) : "auto", cpu_isa_choices(), "",
                   "instruction set of the unpacked GEMM's kernels (gemm=unpacked)"),
+      choice_knob("taps", to_string(taps), {"auto", "all", "in_image"}, "",
+                  "all: every tap, padding as zeros; in_image: per class of output pixels, a "
+                  "GEMM over the taps that read inside the image (gemm=unpacked, whole images, "
+                  "forward and backward-data); auto: in_image where that skips >= 5 % of the "
+                  "products"),
   };
 }
 
@@ -60,6 +75,7 @@ Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   }
   const std::string& isa = knob_text(knobs, "isa");
   if (isa != "auto") options.isa = cpu_isa(isa, "cpu.im2col.isa");
+  if (auto taps = find_value(kTapModeNames, knob_text(knobs, "taps"))) options.taps = *taps;
   return options;
 }
 
@@ -78,17 +94,51 @@ constexpr bool kHaveOpenMP = true;
 constexpr bool kHaveOpenMP = false;
 #endif
 
+std::string percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", 100.0 * share);
+  return text;
+}
+
 }  // namespace
+
+std::string tap_classes_refusal(Pass pass, const Im2colOptions& options) {
+  if (pass == Pass::backward_filter) {
+    return "backward-filter multiplies every tap (a class's GEMM would write scattered "
+           "filter columns)";
+  }
+  if (options.backend != GemmBackend::unpacked) {
+    return std::string("gemm=") + to_string(options.backend) +
+           " cannot read the filter's columns through an index; only gemm=unpacked can";
+  }
+  if (options.tile > 0) {
+    return "tile=" + std::to_string(options.tile) +
+           " cuts images into blocks; the classes take whole images (tile 0 or auto)";
+  }
+  return "";
+}
 
 std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
       << ", " << threads << " thread" << (threads == 1 ? "" : "s") << ", gemm " << gemm_threads
-      << "), " << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM"
-      << (tile > 0 ? ", tile " + std::to_string(tile) + " pixels" : std::string())
-      << (pointwise ? ", 1x1 shortcut" : "") << ", workspace " << workspace_bytes << " B (col "
-      << col << ", stage " << stage << ", gemm scratch " << gemm << ", partial " << partial
-      << " floats), gemm " << to_string(backend)
+      << "), ";
+  if (tap_classes) {
+    out << "images per GEMM by class";
+    for (std::size_t k = 0; k < class_images.size(); ++k)
+      out << (k ? ", " : " ") << class_images[k];
+  } else {
+    out << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM";
+  }
+  out << (tile > 0 ? ", tile " + std::to_string(tile) + " pixels" : std::string())
+      << (pointwise ? ", 1x1 shortcut" : "")
+      << (tap_classes ? ", taps in_image (" + std::to_string(class_count) + " classes, " +
+                            percent(product_share) + " of the products)"
+                      : std::string())
+      << ", workspace " << workspace_bytes << " B (col " << col << ", stage " << stage
+      << ", gemm scratch " << gemm
+      << (tap_classes ? ", tap index " + std::to_string(index) : std::string()) << ", partial "
+      << partial << " floats), gemm " << to_string(backend)
       << (backend == GemmBackend::unpacked ? std::string(" ") + to_string(gemm_scratch.isa)
                                            : std::string());
   return out.str();
@@ -130,6 +180,30 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   int64_t tile = options.tile;
   if (tile == kAutoTile)
     tile = options.backend == GemmBackend::unpacked && pixels > target ? target : 0;
+
+  // Tap classes: asked for (and then every condition must hold), or automatic where they run
+  // whole images anyway and skip enough of the products to pay for their extra copies.
+  const std::vector<TapClass> classes = tap_classes(g);
+  const double share =
+      static_cast<double>(tap_class_products(classes)) / static_cast<double>(pixels * p.r * p.s);
+  if (options.taps == TapMode::in_image) {
+    const std::string refusal = tap_classes_refusal(pass, options);
+    if (!refusal.empty()) {
+      throw Error(ErrorCode::unsupported, "cpu.im2col taps=in_image on " + p.descriptor() + " " +
+                                              to_string(pass) + ": " + refusal);
+    }
+    layout.tap_classes = true;
+  } else if (options.taps == TapMode::automatic) {
+    layout.tap_classes = tap_classes_refusal(pass, options).empty() && tile == 0 &&
+                         share <= 1.0 - kTapClassMinSaving &&
+                         static_cast<int64_t>(classes.size()) <= kTapClassMaxAuto;
+  }
+  if (layout.tap_classes) {
+    tile = 0;
+    layout.pointwise = false;
+    layout.class_count = static_cast<int64_t>(classes.size());
+    layout.product_share = share;
+  }
   // Images per GEMM: asked for, or enough to reach the target columns; never more than a
   // worker's pairs, the batch, or 32-bit GEMM columns.
   int64_t b = options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(target, pixels);
@@ -148,6 +222,24 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
+  if (layout.tap_classes) {
+    int64_t col = 0, widest = 0, most_taps = 0;
+    for (const TapClass& c : classes) {
+      most_taps = std::max(most_taps, class_taps(c));
+      const int64_t pixels_c = std::max<int64_t>(1, class_pixels(c));
+      int64_t bc = options.images_per_gemm > 0 ? options.images_per_gemm
+                                               : ceil_div(kClassTargetColumns, pixels_c);
+      bc = std::clamp<int64_t>(bc, 1, std::min(longest, int64_t{INT_MAX} / pixels_c));
+      bc = ceil_div(longest, ceil_div(longest, bc));
+      layout.class_images.push_back(bc);
+      const int64_t width = checked_mul(bc, class_pixels(c), "im2col columns");
+      col = std::max(col, checked_mul(g.channels * class_taps(c), width, "im2col col"));
+      widest = std::max(widest, width);
+    }
+    layout.col = pad16(col);
+    layout.stage = pad16(checked_mul(p.k_per_group(), widest, "im2col stage"));
+    layout.index = pad16(checked_mul(2 * g.channels, most_taps, "im2col tap index"));
+  }
   layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
@@ -168,8 +260,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       break;
   }
   layout.gemm = static_cast<int64_t>(layout.gemm_scratch.bytes / sizeof(float));
-  const int64_t per_worker = checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
-                                         layout.gemm, "im2col workspace");
+  const int64_t per_worker =
+      checked_add(checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
+                              layout.gemm, "im2col workspace"),
+                  layout.index, "im2col workspace");
   const int64_t floats = checked_add(
       checked_mul(layout.workers, per_worker, "im2col workspace"),
       checked_mul(layout.workers - 1, layout.partial, "im2col workspace"), "im2col workspace");
