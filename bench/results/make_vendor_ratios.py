@@ -14,8 +14,9 @@ gives every run's median (of --reps repetitions) and the speed, oneDNN's median 
 ours; the summary counts the medians at or above each target, per set of layers: ResNet-50's
 stride-1 3x3 layers (the set the targets are judged on) and the others. Each layer's share of
 taps that fall in the padding stands beside it, since a direct kernel skips those and im2col
-multiplies them. The machine record (CPU, ISA, affinity, load) is taken when measuring and
-stored beside the CSVs.
+multiplies them, unless cpu.im2col ran its tap classes there (its plan's `taps=in_image`,
+marked in the table). The machine record (CPU, ISA, affinity, load) is taken when measuring
+and stored beside the CSVs.
 """
 
 import argparse
@@ -47,8 +48,8 @@ LAYER_SETS = [("ResNet-50's stride-1 3x3 layers (the layers the targets are judg
                ["resnet50"]),
               ("VGG-16's 3x3 layers and AlexNet's 3x3 and 5x5 layers", ["vgg16", "alexnet"])]
 # Our algorithm -> (oneDNN's kernel of the same strategy, the speed the issue asks for, whether
-# the vendor's kernel skips the taps in the padding that ours multiplies: then the summary
-# counts the layers with much padding apart).
+# the vendor's kernel skips the taps in the padding that ours multiplies unless its tap classes
+# run: then the summary counts the layers with much padding apart).
 PAIRS = {"cpu.im2col": ("cpu.onednn.direct", 0.9, True),
          "cpu.winograd": ("cpu.onednn.winograd", 0.8, False)}
 PASSES = ["fwd", "bwd_data", "bwd_filter"]
@@ -166,8 +167,9 @@ def shown_speed(speed, target):
     return f"**{text}**" if speed < target else text
 
 
-def layer_table(keys, times, names, refusals):
-    """One set of layers: the table and its summary lines."""
+def layer_table(keys, times, names, refusals, skipped=frozenset()):
+    """One set of layers: the table and its summary lines. `skipped`: the (descriptor, pass)
+    on which cpu.im2col ran its tap classes, marked beside the share of taps in padding."""
     header = "| layer | taps in padding | pass |"
     for ours, (theirs, target, _) in PAIRS.items():
         header += f" {ours} ms | {theirs} ms | speed (target {target}) |"
@@ -175,7 +177,10 @@ def layer_table(keys, times, names, refusals):
     speeds_of = {ours: [] for ours in PAIRS}  # [(padding share, speed)]
     for descriptor, pas in keys:
         share = padding_share(descriptor)
-        cells = [names[descriptor], "?" if share is None else f"{100 * share:.1f} %", pas]
+        shown = "?" if share is None else f"{100 * share:.1f} %"
+        if (descriptor, pas) in skipped:
+            shown += ", skipped"
+        cells = [names[descriptor], shown, pas]
         for ours, (theirs, target, _) in PAIRS.items():
             a, b = times.get((descriptor, pas, ours), []), times.get((descriptor, pas, theirs), [])
             speeds = [y / x for x, y in zip(a, b) if x and y]
@@ -211,10 +216,12 @@ def section(folder):
     tables = [plot_sweep.read_rows(str(p)) for p in runs]
     meta = tables[0][0]
     times = {}  # (descriptor, pass, algorithm) -> [median per run]
-    names, order, refusals = {}, [], {}
+    names, order, refusals, skipped = {}, [], {}, set()
     for _, rows in tables:
         for r in rows:
             key = (r["descriptor"], r["pass"])
+            if r["algorithm"] == "cpu.im2col" and "taps=in_image" in r.get("plan_details", ""):
+                skipped.add(key)
             if key not in order:
                 order.append(key)
             names[r["descriptor"]] = shown_layer(r)
@@ -244,7 +251,8 @@ def section(folder):
             lines += [f"#### {title}", ""]
             descriptors = {k[0] for k in keys}
             lines += layer_table(sorted(keys, key=lambda k: PASSES.index(k[1])), times, names,
-                                 {k: why for k, why in refusals.items() if k[1] in descriptors})
+                                 {k: why for k, why in refusals.items() if k[1] in descriptors},
+                                 skipped)
             lines.append("")
     return "\n".join(lines)
 
@@ -267,8 +275,11 @@ def document(data):
             "it. The targets are judged on ResNet-50's stride-1 3x3 layers; the other layers "
             "complete the list cpu.im2col's target names. Taps in padding: the share of the "
             "products (output pixel × filter tap) that read the zero padding, which a direct "
-            "kernel skips and im2col + GEMM multiplies. Why cpu.im2col cannot reach 0.9× of "
-            "the direct kernel on the small layers: docs/strategy-im2col.md.\n\n")
+            "kernel skips and im2col + GEMM multiplies; \"skipped\": cpu.im2col ran its tap "
+            "classes (`taps=in_image`, by default where it does not tile the image and they "
+            "skip at least 5 % of the products), which multiply none of them but a few at the "
+            "image's corners. What the tap classes recover and what they do not: "
+            "docs/strategy-im2col.md.\n\n")
     return head + "\n".join(section(f) for f in folders)
 
 

@@ -138,6 +138,22 @@ class Claims(unittest.TestCase):
         self.assertIn("| ic64ih56 | 2.4 % | fwd | 10.0/10.0 | 9.5/8.0 | 0.95/**0.80** |", text)
         self.assertIn("at or above 0.9 in 1 of 2 medians", text)
         self.assertIn("at or above 0.8 in 2 of 2 medians", text)
+        # A layer and pass where cpu.im2col ran its tap classes says so beside the padding.
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = pathlib.Path(tmp, "threads-1")
+            folder.mkdir()
+            lines = ["# git_commit: abc",
+                     "descriptor,pass,algorithm,status,time_ms,total_bytes,plan_details"]
+            for pas, details in (("fwd", "taps=in_image;isa=avx512"),
+                                 ("bwd_filter", "taps=all;isa=avx512")):
+                lines.append(f"{layer},{pas},cpu.im2col,ok,10,1,{details}")
+                lines.append(f"{layer},{pas},cpu.onednn.direct,ok,9,1,")
+            pathlib.Path(folder, "run-1.csv").write_text("\n".join(lines) + "\n")
+            machine["runs"] = {"1": runs["1"]}
+            pathlib.Path(folder, "machine.json").write_text(json.dumps(machine))
+            text = v.document(pathlib.Path(tmp))
+        self.assertIn("| ic64ih56 | 2.4 %, skipped | fwd | 10.0 | 9.0 | 0.90 |", text)
+        self.assertIn("| ic64ih56 | 2.4 % | bwd_filter | 10.0 | 9.0 | 0.90 |", text)
 
     def test_vendor_ratios_show_a_near_miss_with_the_digit_that_makes_it_one(self):
         import make_vendor_ratios as v
