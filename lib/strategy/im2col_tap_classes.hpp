@@ -31,8 +31,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "convlab/error.hpp"
+#include "convlab/problem.hpp"
 #include "strategy/im2col_index.hpp"
 
 namespace convlab {
@@ -140,6 +143,55 @@ inline void tap_class_rows(const Im2colGeometry& g, const TapClass& tc, int64_t*
   for (int64_t c = 0; c < g.channels; ++c) {
     for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
       for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) *rows++ = col_row(g, c, i, j);
+    }
+  }
+}
+
+/// Backward-data with stride 1 is the forward convolution of dy by the flipped, transposed
+/// filter: dx[c, ih, iw] = sum over k, i', j' of w[k, c, R-1-i', S-1-j'] *
+/// dy[k, ih - pad' + i'*dh, iw - pad' + j'*dw], pad' = dh*(R-1) - pad_h (likewise w), read as
+/// zero outside dy. This is that convolution's geometry (dy is its input, of K/g channels; dx
+/// its output; a negative pad' only means its first taps never reach dy), so that
+/// backward-data can run the forward tap classes: each dx pixel then sums its in-image taps in
+/// one dot product, with no col2im and nothing added twice. Host only.
+inline Im2colGeometry transposed_geometry(const ConvProblem& p) {
+  p.validate();
+  if (p.stride_h != 1 || p.stride_w != 1) {
+    throw Error(ErrorCode::invalid_argument,
+                "transposed im2col geometry of " + p.descriptor() + ": stride " +
+                    std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) +
+                    ", expected 1x1 (a strided backward-data is no forward convolution of dy)");
+  }
+  Im2colGeometry g;
+  g.channels = p.k_per_group();
+  g.in_h = p.out_h();
+  g.in_w = p.out_w();
+  g.kernel_h = p.r;
+  g.kernel_w = p.s;
+  g.pad_h = p.dilation_h * (p.r - 1) - p.pad_h;
+  g.pad_w = p.dilation_w * (p.s - 1) - p.pad_w;
+  g.dilation_h = p.dilation_h;
+  g.dilation_w = p.dilation_w;
+  g.out_h = p.h;
+  g.out_w = p.w;
+  g.image_stride = p.k * g.in_h * g.in_w;
+  return g;
+}
+
+/// The transposed convolution's filter matrix w'[C/g, K/g*R*S] with w'[c, (k, i', j')] =
+/// w[k, c, R-1-i', S-1-j'] is the KCRS filter group read with row stride R*S from column
+/// k*(C/g)*R*S + (R-1-i')*S + (S-1-j'): these are the columns of a class of
+/// transposed_geometry, in its column buffer's order (k, then i', then j'), for a filter of
+/// `filter_channels` = C/g input channels. No copy of the filter is made.
+inline void flipped_filter_columns(const Im2colGeometry& gt, const TapClass& tc,
+                                   int64_t filter_channels, int64_t* columns) {
+  const int64_t taps = gt.kernel_h * gt.kernel_w;
+  for (int64_t k = 0; k < gt.channels; ++k) {
+    for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
+      for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
+        *columns++ = k * filter_channels * taps + (gt.kernel_h - 1 - i) * gt.kernel_w +
+                     (gt.kernel_w - 1 - j);
+      }
     }
   }
 }

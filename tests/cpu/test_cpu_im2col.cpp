@@ -361,7 +361,13 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             if (taps == im2col::TapMode::in_image) {
               // The largest class's column buffer and stage, each class batching images up to
               // 256 columns (or images_per_gemm), no more than a worker's, in even chunks.
-              const Im2colGeometry g = make_im2col_geometry(p, 1);
+              // Backward-data with stride 1: the transposed convolution's classes (dy's K/g
+              // channels in the column buffer, dx's C/g in the stage).
+              const bool transposed =
+                  pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1 &&
+                  p.k_per_group() * p.c_per_group() * p.r * p.s * 4 <= (4 << 20);
+              const Im2colGeometry g =
+                  transposed ? transposed_geometry(p) : make_im2col_geometry(p, 1);
               const int64_t longest = std::min(p.n, (p.groups * p.n + workers - 1) / workers);
               int64_t largest_col = 0, widest = 0, most_taps = 0;
               for (const TapClass& c : tap_classes(g)) {
@@ -375,9 +381,10 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                 widest = std::max(widest, bc * class_pixels(c));
               }
               col = pad16(largest_col);
-              stage = pad16(p.k_per_group() * widest);
+              stage = pad16((transposed ? p.c_per_group() : p.k_per_group()) * widest);
               index = pad16(2 * g.channels * most_taps);  // int64 filter columns of a class
               EXPECT_TRUE(layout.tap_classes);
+              EXPECT_EQ(layout.transposed, transposed);
             }
             const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
             // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
@@ -492,7 +499,16 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
     const auto plan = im2col::CpuIm2col(unpacked).plan(seven, pass);
     std::map<std::string, std::string> details(plan->info().details.begin(),
                                                plan->info().details.end());
-    EXPECT_EQ(details["taps"], "in_image");
+    // Backward-data with stride 1 and a filter of at most 4 MiB runs the forward classes of dy
+    // by the flipped filter; ResNet-50's own 7x7 layer (9 MiB) the adjoint classes.
+    EXPECT_EQ(details["taps"], pass == Pass::forward ? "in_image" : "in_image, transposed");
+    EXPECT_EQ(layout.transposed, pass == Pass::backward_data);
+    const ConvProblem resnet = testing::problem("mb16ic512ih7oc512kh3ph1");
+    EXPECT_TRUE(im2col::im2col_layout(resnet, pass, unpacked, 1).tap_classes);
+    EXPECT_FALSE(im2col::im2col_layout(resnet, pass, unpacked, 1).transposed);
+    EXPECT_EQ(im2col::im2col_layout(testing::problem("mb16ic256ih14oc256kh3ph1"), pass, unpacked, 1)
+                  .transposed,
+              pass == Pass::backward_data);
   }
   EXPECT_FALSE(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 1).tap_classes);
   im2col::Im2colOptions all = unpacked;

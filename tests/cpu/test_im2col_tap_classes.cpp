@@ -2,13 +2,16 @@
 // the convolution's definition: the classes cover every output pixel once, and a tap a class
 // leaves out reads padding for every pixel of the class (so leaving it out is exact). Then the
 // class loops (lib/cpu/im2col/tap_class_loops.hpp) against the full column buffer's
-// per-element function, and their adjoint against col2im.
+// per-element function, and their adjoint against col2im; backward-data as the transposed
+// convolution's classes against the definition.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "convlab/error.hpp"
 #include "lib/cpu/im2col/im2col_loops.hpp"
 #include "lib/cpu/im2col/tap_class_loops.hpp"
 #include "strategy/im2col_index.hpp"
@@ -206,6 +209,81 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
     }
   }
   EXPECT_GT(classes_checked, 100);
+}
+
+// Backward-data of stride-1 problems as the forward tap classes of the transposed convolution:
+// each class's column buffer of dy, multiplied by the filter columns flipped_filter_columns
+// names (row stride R*S, no copy), gives exactly the dx of the definition (integer data).
+TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
+  std::vector<ConvProblem> problems;
+  for (const ConvProblem& p : testing::edge_cases()) problems.push_back(p);
+  for (const ConvProblem& p : testing::random_problems(testing::run_seed() + 12, 60)) {
+    problems.push_back(p);
+  }
+  std::mt19937 rng(static_cast<uint32_t>(testing::run_seed() + 1));
+  std::uniform_int_distribution<int> digit(-3, 3);
+  int checked = 0;
+  for (ConvProblem p : problems) {
+    if (p.stride_h != 1 || p.stride_w != 1) {
+      EXPECT_THROW(transposed_geometry(p), Error) << p.descriptor();
+      continue;
+    }
+    p.n = std::min<int64_t>(p.n, 2);
+    if (p.y_elems() * p.c_per_group() * p.r * p.s > (int64_t{1} << 22)) continue;
+    Im2colGeometry gt = transposed_geometry(p);
+    gt.images = p.n;
+    std::vector<float> dy(static_cast<std::size_t>(p.y_elems())),
+        w(static_cast<std::size_t>(p.w_elems()));
+    for (float& v : dy) v = static_cast<float>(digit(rng));
+    for (float& v : w) v = static_cast<float>(digit(rng));
+    const int64_t cg = p.c_per_group(), kg = p.k_per_group(), oh_n = p.out_h(), ow_n = p.out_w();
+    // Group 0 of every image, by the definition.
+    std::vector<double> want(static_cast<std::size_t>(p.n * cg * p.h * p.w), 0.0);
+    for (int64_t m = 0; m < p.n; ++m)
+      for (int64_t k = 0; k < kg; ++k)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t i = 0; i < p.r; ++i)
+            for (int64_t j = 0; j < p.s; ++j)
+              for (int64_t oh = 0; oh < oh_n; ++oh)
+                for (int64_t ow = 0; ow < ow_n; ++ow) {
+                  const int64_t ih = oh - p.pad_h + i * p.dilation_h;
+                  const int64_t iw = ow - p.pad_w + j * p.dilation_w;
+                  if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+                  want[static_cast<std::size_t>(((m * cg + c) * p.h + ih) * p.w + iw)] +=
+                      double(w[static_cast<std::size_t>(((k * cg + c) * p.r + i) * p.s + j)]) *
+                      dy[static_cast<std::size_t>(((m * p.k + k) * oh_n + oh) * ow_n + ow)];
+                }
+    std::vector<int> covered(want.size(), 0);
+    for (const TapClass& tc : tap_classes(gt)) {
+      const int64_t rows = gt.channels * class_taps(tc), pixels = class_pixels(tc);
+      const int64_t cols = gt.images * pixels;
+      std::vector<float> col(static_cast<std::size_t>(rows * cols));
+      std::vector<int64_t> columns(static_cast<std::size_t>(rows));
+      im2col_class_cpu(gt, tc, dy.data(), col.data());
+      flipped_filter_columns(gt, tc, cg, columns.data());
+      for (int64_t m = 0; m < gt.images; ++m)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t ih = tc.rows.begin; ih < tc.rows.end; ++ih)
+            for (int64_t iw = tc.cols.begin; iw < tc.cols.end; ++iw) {
+              const int64_t at =
+                  m * pixels + (ih - tc.rows.begin) * range_size(tc.cols) + (iw - tc.cols.begin);
+              double got = 0;
+              for (int64_t r = 0; r < rows; ++r) {
+                got += double(w[static_cast<std::size_t>(c * p.r * p.s + columns[r])]) *
+                       col[static_cast<std::size_t>(r * cols + at)];
+              }
+              const std::size_t e = static_cast<std::size_t>(((m * cg + c) * p.h + ih) * p.w + iw);
+              ASSERT_EQ(got, want[e])
+                  << p.descriptor() << " dx (" << m << ", " << c << ", " << ih << ", " << iw << ")";
+              ++covered[e];
+            }
+    }
+    for (std::size_t e = 0; e < covered.size(); ++e) {
+      ASSERT_EQ(covered[e], 1) << p.descriptor() << " dx element " << e;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
 }
 
 }  // namespace

@@ -119,8 +119,9 @@ class Im2colPlan final : public Plan {
         layout_(layout),
         geometry_(make_im2col_geometry(p, 1)) {
     if (layout_.tap_classes) {
-      classes_ = tap_classes(geometry_);
-      info_.details.emplace_back("taps", "in_image");
+      class_geometry_ = layout_.transposed ? transposed_geometry(p) : geometry_;
+      classes_ = tap_classes(class_geometry_);
+      info_.details.emplace_back("taps", layout_.transposed ? "in_image, transposed" : "in_image");
     } else {
       info_.details.emplace_back("taps", "all");
     }
@@ -367,14 +368,18 @@ class Im2colPlan final : public Plan {
       run.group = q / p_.n;
       run.image = q % p_.n;
       run.count = std::min(end - q, p_.n - run.image);
-      if (pass_ == Pass::backward_data) {
+      if (pass_ == Pass::backward_data && !layout_.transposed) {
         for (int64_t m = 0; m < run.count; ++m) {
           float* planes = t.x + x_offset(run) + m * geometry_.image_stride;
           std::fill(planes, planes + geometry_.channels * plane_elems(geometry_), 0.0f);
         }
       }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
-        tap_class_rows(geometry_, classes_[k], b.index);
+        if (layout_.transposed) {
+          flipped_filter_columns(class_geometry_, classes_[k], p_.c_per_group(), b.index);
+        } else {
+          tap_class_rows(class_geometry_, classes_[k], b.index);
+        }
         // As many chunks as the class's images per GEMM gives, of even size.
         const int64_t most = layout_.class_images[k];
         int64_t chunks = (run.count + most - 1) / most;
@@ -383,7 +388,12 @@ class Im2colPlan final : public Plan {
           chunk.image = run.image + m;
           chunk.count = (run.count - m + chunks - 1) / chunks;  // never above `most`
           if (pass_ == Pass::forward) {
-            forward_class(classes_[k], chunk, t, b);
+            multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
+                           col_rows(geometry_), p_.k, t.y + y_offset(chunk), b);
+          } else if (layout_.transposed) {
+            // dx = the forward convolution of dy by the flipped filter, read in place.
+            multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk), t.w + w_offset(chunk),
+                           p_.r * p_.s, p_.c, t.x + x_offset(chunk), b);
           } else {
             backward_data_class(classes_[k], chunk, t, b);
           }
@@ -394,23 +404,27 @@ class Im2colPlan final : public Plan {
     }
   }
 
-  // Forward of class k on a chunk: a column buffer of the class's taps only, one GEMM that
-  // reads the filter's columns of those taps through the class's index, and the class's
-  // pixels of y written from the stage.
-  void forward_class(const TapClass& tc, const Chunk& c, const Tensors& t,
-                     const ClassBuffers& b) const {
-    const Im2colGeometry g = chunk_geometry(c);
-    const int64_t kg = p_.k_per_group();
-    const int64_t rows = g.channels * class_taps(tc), cols = c.count * class_pixels(tc);
+  // One class of the class geometry over `images` images: a column buffer of the class's taps
+  // of `in` only, one GEMM that reads the filter's columns of those taps through the index
+  // (row stride `lda`), and the class's pixels of `out` (out_channels channels per image)
+  // written from the stage. Forward: in = x, out = y. Transposed backward-data: in = dy,
+  // out = dx, the filter read flipped and transposed.
+  void multiply_class(const TapClass& tc, int64_t images, const float* in, const float* w,
+                      int64_t lda, int64_t out_channels, float* out, const ClassBuffers& b) const {
+    Im2colGeometry g = class_geometry_;
+    g.images = images;
+    const int64_t out_rows = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
+    const int64_t rows = g.channels * class_taps(tc), cols = images * class_pixels(tc);
     if (cols == 0) return;
     if (rows == 0) {
-      std::fill(b.stage, b.stage + kg * cols, 0.0f);  // every tap of these pixels reads padding
+      // Every tap of these pixels reads padding.
+      std::fill(b.stage, b.stage + out_rows * cols, 0.0f);
     } else {
-      im2col_class_cpu(g, tc, t.x + x_offset(c), b.col);
-      sgemm(backend_, false, false, kg, cols, rows, t.w + w_offset(c), col_rows(g), b.col, cols,
-            0.0f, b.stage, cols, layout_.gemm_scratch, b.gemm, b.index);
+      im2col_class_cpu(g, tc, in, b.col);
+      sgemm(backend_, false, false, out_rows, cols, rows, w, lda, b.col, cols, 0.0f, b.stage, cols,
+            layout_.gemm_scratch, b.gemm, b.index);
     }
-    scatter_class(g, tc, b.stage, kg, p_.k, t.y + y_offset(c));
+    scatter_class(g, tc, b.stage, out_rows, out_channels, out);
   }
 
   // The adjoint: dY's pixels of the class staged, the class's taps' rows of col = W^T dY (the
@@ -432,6 +446,7 @@ class Im2colPlan final : public Plan {
   GemmBackend backend_;
   Im2colLayout layout_;
   Im2colGeometry geometry_;
+  Im2colGeometry class_geometry_;  // geometry_, or the transposed one (backward-data)
   std::vector<TapClass> classes_;
 };
 
@@ -522,8 +537,9 @@ std::unique_ptr<Plan> CpuIm2col::make_plan(const ConvProblem& p, Pass pass,
 ErrorBound CpuIm2col::error_bound(const ConvProblem& p, Pass pass) const {
   // Each output is a sum of products rounded in fp32 along a chain of at most L additions:
   // forward L = C/g*R*S (one GEMM dot product); backward-data L = K/g + R*S (a K/g dot
-  // product per tap, then at most R*S taps gathered); backward-filter L = N*OH*OW + T (the
-  // GEMM's inner dimension b*OH*OW, accumulated over the chunks, plus the T partials).
+  // product per tap, then at most R*S taps gathered), or K/g*R*S for stride 1 (below);
+  // backward-filter L = N*OH*OW + T (the GEMM's inner dimension b*OH*OW, accumulated over
+  // the chunks, plus the T partials).
   // Higham & Mary's probabilistic analysis (SIAM J. Sci. Comput. 41(5), 2019, Thm 3.1 and
   // its Hoeffding form): with independent mean-zero rounding errors |e| <= lambda*sqrt(L)*
   // u*sum|a||b| except with probability 2*exp(-lambda^2/2); lambda = 6 makes that 3e-8 per
@@ -533,7 +549,13 @@ ErrorBound CpuIm2col::error_bound(const ConvProblem& p, Pass pass) const {
   double chain = 0;
   switch (pass) {
     case Pass::forward: chain = double(p.c_per_group()) * p.r * p.s; break;
-    case Pass::backward_data: chain = double(p.k_per_group()) + double(p.r) * p.s; break;
+    case Pass::backward_data:
+      // The gather sums K/g-long dot products over up to R*S taps; with stride 1 the tap
+      // classes may instead make each dx element one dot product over K/g times its taps.
+      chain =
+          std::max(double(p.k_per_group()) + double(p.r) * p.s,
+                   p.stride_h == 1 && p.stride_w == 1 ? double(p.k_per_group()) * p.r * p.s : 0.0);
+      break;
     case Pass::backward_filter: chain = double(p.n) * p.out_h() * p.out_w() + num_threads(); break;
   }
   return ErrorBound{ErrorBound::Kind::elementwise, 6.0 * std::sqrt(chain) + 2.0, 0.0};

@@ -183,7 +183,15 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
 
   // Tap classes: asked for (and then every condition must hold), or automatic where they run
   // whole images anyway and skip enough of the products to pay for their extra copies.
-  const std::vector<TapClass> classes = tap_classes(g);
+  // Backward-data with stride 1 and a filter of at most kTransposedMaxFilterBytes per group
+  // runs the forward classes of the transposed convolution (dy its input, dx its output); any
+  // other the adjoint of the forward classes.
+  const bool transposed =
+      pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1 &&
+      p.k_per_group() * col_rows(g) <= kTransposedMaxFilterBytes / int64_t{sizeof(float)};
+  const Im2colGeometry class_geometry = transposed ? transposed_geometry(p) : g;
+  const std::vector<TapClass> classes = tap_classes(class_geometry);
+  // Against the products of the full column buffer, which taps=all multiplies in every pass.
   const double share =
       static_cast<double>(tap_class_products(classes)) / static_cast<double>(pixels * p.r * p.s);
   if (options.taps == TapMode::in_image) {
@@ -203,6 +211,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.pointwise = false;
     layout.class_count = static_cast<int64_t>(classes.size());
     layout.product_share = share;
+    layout.transposed = transposed;
   }
   // Images per GEMM: asked for, or enough to reach the target columns; never more than a
   // worker's pairs, the batch, or 32-bit GEMM columns.
@@ -233,12 +242,15 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       bc = ceil_div(longest, ceil_div(longest, bc));
       layout.class_images.push_back(bc);
       const int64_t width = checked_mul(bc, class_pixels(c), "im2col columns");
-      col = std::max(col, checked_mul(g.channels * class_taps(c), width, "im2col col"));
+      col =
+          std::max(col, checked_mul(class_geometry.channels * class_taps(c), width, "im2col col"));
       widest = std::max(widest, width);
     }
+    // The stage holds a class's output pixels: y's K/g channels, or (transposed) dx's C/g.
+    const int64_t out_channels = transposed ? p.c_per_group() : p.k_per_group();
     layout.col = pad16(col);
-    layout.stage = pad16(checked_mul(p.k_per_group(), widest, "im2col stage"));
-    layout.index = pad16(checked_mul(2 * g.channels, most_taps, "im2col tap index"));
+    layout.stage = pad16(checked_mul(out_channels, widest, "im2col stage"));
+    layout.index = pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
   }
   layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
