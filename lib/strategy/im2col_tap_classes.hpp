@@ -96,9 +96,17 @@ inline int64_t class_pixels(const TapClass& c) { return range_size(c.rows) * ran
 /// Kernel taps (i, j) the class multiplies; its column buffer has C/g times as many rows.
 inline int64_t class_taps(const TapClass& c) { return range_size(c.taps_h) * range_size(c.taps_w); }
 
+/// How a geometry's pixels are cut into classes. `merged` (see the file comment) keeps the
+/// classes few and wide, at the price of a few padding taps at the corners, multiplied by
+/// stored zeros. `exact` cuts every row run by every column run, so that each class
+/// multiplies exactly the taps that read inside the image: where the filter, not the
+/// image, is the other operand of those zeros (backward-data as a forward convolution of dy),
+/// a NaN or Inf in the filter must not reach an output through them.
+enum class ClassCut { merged, exact };
+
 /// The tap classes of a geometry (see the file comment), in output-row order; together they
 /// cover every output pixel exactly once.
-inline std::vector<TapClass> tap_classes(const Im2colGeometry& g) {
+inline std::vector<TapClass> tap_classes(const Im2colGeometry& g, ClassCut cut = ClassCut::merged) {
   const std::vector<TapRun> rows =
       tap_runs(g.out_h, g.in_h, g.kernel_h, g.pad_h, g.stride_h, g.dilation_h);
   const std::vector<TapRun> cols =
@@ -125,7 +133,7 @@ inline std::vector<TapClass> tap_classes(const Im2colGeometry& g) {
   if (rows.empty() || cols.empty()) return classes;
   const int64_t band = longest(rows);
   for (int64_t r = 0; r < static_cast<int64_t>(rows.size()); ++r) {
-    if (r != band) {
+    if (r != band && cut == ClassCut::merged) {
       classes.push_back({rows[r].outputs, all_cols, rows[r].taps, hull_w});
       continue;
     }
@@ -178,20 +186,18 @@ inline Im2colGeometry transposed_geometry(const ConvProblem& p) {
   return g;
 }
 
-/// The transposed convolution's filter matrix w'[C/g, K/g*R*S] with w'[c, (k, i', j')] =
-/// w[k, c, R-1-i', S-1-j'] is the KCRS filter group read with row stride R*S from column
-/// k*(C/g)*R*S + (R-1-i')*S + (S-1-j'): these are the columns of a class of
-/// transposed_geometry, in its column buffer's order (k, then i', then j'), for a filter of
-/// `filter_channels` = C/g input channels. No copy of the filter is made.
-inline void flipped_filter_columns(const Im2colGeometry& gt, const TapClass& tc,
-                                   int64_t filter_channels, int64_t* columns) {
-  const int64_t taps = gt.kernel_h * gt.kernel_w;
-  for (int64_t k = 0; k < gt.channels; ++k) {
-    for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
-      for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
-        *columns++ = k * filter_channels * taps + (gt.kernel_h - 1 - i) * gt.kernel_w +
-                     (gt.kernel_w - 1 - j);
-      }
+/// The transposed convolution's filter: w'[c, k, i', j'] = w[k, c, R-1-i', S-1-j'] (one
+/// group), a forward filter of K/g input channels for transposed_geometry. Each (k, c) block
+/// of R*S taps is the original's reversed. `flipped` holds the groups one after another, as w.
+inline void flip_filter_rows(const ConvProblem& p, const float* w, int64_t first_row,
+                             int64_t end_row, float* flipped) {
+  const int64_t cg = p.c_per_group(), kg = p.k_per_group(), taps = p.r * p.s;
+  for (int64_t row = first_row; row < end_row; ++row) {  // row = group * K/g + k
+    const int64_t g = row / kg, k = row % kg;
+    for (int64_t c = 0; c < cg; ++c) {
+      const float* src = w + (row * cg + c) * taps;
+      float* dst = flipped + ((g * cg + c) * kg + k) * taps;
+      for (int64_t e = 0; e < taps; ++e) dst[e] = src[taps - 1 - e];
     }
   }
 }

@@ -356,7 +356,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             if (tiled) EXPECT_EQ(b, 1);
             const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
             EXPECT_EQ(layout.tile, tiled ? cols : 0);
-            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0;
+            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, flipped = 0;
             int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
             if (taps == im2col::TapMode::in_image) {
               // The largest class's column buffer and stage, each class batching images up to
@@ -364,13 +364,13 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               // Backward-data with stride 1: the transposed convolution's classes (dy's K/g
               // channels in the column buffer, dx's C/g in the stage).
               const bool transposed =
-                  pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1 &&
-                  p.k_per_group() * p.c_per_group() * p.r * p.s * 4 <= (4 << 20);
+                  pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1;
               const Im2colGeometry g =
                   transposed ? transposed_geometry(p) : make_im2col_geometry(p, 1);
               const int64_t longest = std::min(p.n, (p.groups * p.n + workers - 1) / workers);
               int64_t largest_col = 0, widest = 0, most_taps = 0;
-              for (const TapClass& c : tap_classes(g)) {
+              for (const TapClass& c :
+                   tap_classes(g, transposed ? ClassCut::exact : ClassCut::merged)) {
                 most_taps = std::max(most_taps, class_taps(c));
                 const int64_t px = std::max<int64_t>(1, class_pixels(c));
                 int64_t bc = images > 0 ? images : (256 + px - 1) / px;
@@ -383,6 +383,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               col = pad16(largest_col);
               stage = pad16((transposed ? p.c_per_group() : p.k_per_group()) * widest);
               index = pad16(2 * g.channels * most_taps);  // int64 filter columns of a class
+              flipped = transposed ? pad16(p.w_elems()) : 0;  // the flipped filter, shared
               EXPECT_TRUE(layout.tap_classes);
               EXPECT_EQ(layout.transposed, transposed);
             }
@@ -415,7 +416,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               gemm = used * pad16(std::min<int64_t>(cols, 256) * std::min<int64_t>(rows, 64));
             }
             const int64_t formula =
-                4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial);
+                4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial + flipped);
             auto plan = algo.plan(p, pass);
             ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
                 << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
@@ -484,13 +485,19 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
   for (Pass pass : {Pass::forward, Pass::backward_data}) {
     const auto layout = im2col::im2col_layout(seven, pass, unpacked, 1);
     EXPECT_TRUE(layout.tap_classes);
-    EXPECT_EQ(layout.class_count, 5);
-    EXPECT_NEAR(layout.product_share, 369.0 / 441.0, 1e-12);
-    // 16 images: the interior (25 pixels) batches 11 per GEMM, as 8 + 8; the rows and edges
-    // (7 and 5 pixels) take all 16.
-    const std::vector<int64_t> images = {16, 16, 8, 16, 16};
+    // Forward: the five merged classes; backward-data: the nine exact ones of the transposed
+    // convolution (corners apart: 361 of the 441 products, only those that read the image).
+    const bool forward = pass == Pass::forward;
+    EXPECT_EQ(layout.class_count, forward ? 5 : 9);
+    EXPECT_NEAR(layout.product_share, (forward ? 369.0 : 361.0) / 441.0, 1e-12);
+    // 16 images: the interior (25 pixels) batches 11 per GEMM, as 8 + 8; the rows, edges and
+    // corners (7, 5 and 1 pixels) take all 16.
+    const std::vector<int64_t> images =
+        forward ? std::vector<int64_t>{16, 16, 8, 16, 16}
+                : std::vector<int64_t>{16, 16, 16, 16, 8, 16, 16, 16, 16};
     EXPECT_EQ(layout.class_images, images);
-    EXPECT_NE(layout.describe().find("taps in_image (5 classes, 83.7 % of the products)"),
+    EXPECT_NE(layout.describe().find(forward ? "taps in_image (5 classes, 83.7 % of the products)"
+                                             : "taps in_image (9 classes, 81.9 % of the products)"),
               std::string::npos)
         << layout.describe();
     EXPECT_TRUE(im2col::im2col_layout(fourteen, pass, unpacked, 1).tap_classes);
@@ -499,16 +506,11 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
     const auto plan = im2col::CpuIm2col(unpacked).plan(seven, pass);
     std::map<std::string, std::string> details(plan->info().details.begin(),
                                                plan->info().details.end());
-    // Backward-data with stride 1 and a filter of at most 4 MiB runs the forward classes of dy
-    // by the flipped filter; ResNet-50's own 7x7 layer (9 MiB) the adjoint classes.
+    // Backward-data with stride 1 runs the exact forward classes of dy by the flipped filter
+    // (nine classes: the corners apart), which it writes into the workspace.
     EXPECT_EQ(details["taps"], pass == Pass::forward ? "in_image" : "in_image, transposed");
     EXPECT_EQ(layout.transposed, pass == Pass::backward_data);
-    const ConvProblem resnet = testing::problem("mb16ic512ih7oc512kh3ph1");
-    EXPECT_TRUE(im2col::im2col_layout(resnet, pass, unpacked, 1).tap_classes);
-    EXPECT_FALSE(im2col::im2col_layout(resnet, pass, unpacked, 1).transposed);
-    EXPECT_EQ(im2col::im2col_layout(testing::problem("mb16ic256ih14oc256kh3ph1"), pass, unpacked, 1)
-                  .transposed,
-              pass == Pass::backward_data);
+    EXPECT_EQ(layout.flipped, pass == Pass::backward_data ? pad16(seven.w_elems()) : 0);
   }
   EXPECT_FALSE(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 1).tap_classes);
   im2col::Im2colOptions all = unpacked;

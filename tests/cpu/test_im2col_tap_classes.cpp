@@ -59,8 +59,9 @@ TEST(Im2colTapClasses, ValidTapsMatchEnumeration) {
 }
 
 // Every geometry of a small range, end padding included (an output wider than the input
-// allows): each pixel in exactly one class, each tap outside its class's rectangle reading
-// padding, and the classes' products between the in-image ones and the full buffer's.
+// allows), both cuts: each pixel in exactly one class, each tap outside its class's rectangle
+// reading padding, and the classes' products between the in-image ones and the full
+// buffer's; the exact cut's products are the in-image ones.
 TEST(Im2colTapClasses, CoverEveryPixelOnceAndLeaveOutOnlyPadding) {
   int geometries = 0;
   for (int64_t in = 1; in <= 8; ++in)
@@ -81,34 +82,40 @@ TEST(Im2colTapClasses, CoverEveryPixelOnceAndLeaveOutOnlyPadding) {
             g.dilation_h = g.dilation_w = dil;
             g.out_h = (g.in_h + 2 * pad - dilated) / stride + 1;
             g.out_w = (g.in_w + 2 * pad - dilated) / stride + 1;
-            const std::vector<TapClass> classes = tap_classes(g);
-            std::vector<int> owner(static_cast<std::size_t>(g.out_h * g.out_w), 0);
-            for (const TapClass& c : classes) {
-              ASSERT_TRUE(c.taps_h.begin >= 0 && c.taps_h.end <= kernel);
-              ASSERT_TRUE(c.taps_w.begin >= 0 && c.taps_w.end <= kernel);
-              for (int64_t oh = c.rows.begin; oh < c.rows.end; ++oh)
-                for (int64_t ow = c.cols.begin; ow < c.cols.end; ++ow) {
-                  ++owner[static_cast<std::size_t>(oh * g.out_w + ow)];
-                  for (int64_t i = 0; i < kernel; ++i)
-                    for (int64_t j = 0; j < kernel; ++j) {
-                      const bool kept = i >= c.taps_h.begin && i < c.taps_h.end &&
-                                        j >= c.taps_w.begin && j < c.taps_w.end;
-                      const bool inside = reads_inside(oh, i, g.in_h, pad, stride, dil) &&
-                                          reads_inside(ow, j, g.in_w, pad, stride, dil);
-                      ASSERT_TRUE(kept || !inside)
-                          << "pixel (" << oh << ", " << ow << ") tap (" << i << ", " << j
-                          << ") reads the image but its class leaves it out; in " << in
-                          << " kernel " << kernel << " pad " << pad << " stride " << stride
-                          << " dil " << dil;
-                    }
-                }
+            for (const ClassCut cut : {ClassCut::merged, ClassCut::exact}) {
+              const std::vector<TapClass> classes = tap_classes(g, cut);
+              std::vector<int> owner(static_cast<std::size_t>(g.out_h * g.out_w), 0);
+              for (const TapClass& c : classes) {
+                ASSERT_TRUE(c.taps_h.begin >= 0 && c.taps_h.end <= kernel);
+                ASSERT_TRUE(c.taps_w.begin >= 0 && c.taps_w.end <= kernel);
+                for (int64_t oh = c.rows.begin; oh < c.rows.end; ++oh)
+                  for (int64_t ow = c.cols.begin; ow < c.cols.end; ++ow) {
+                    ++owner[static_cast<std::size_t>(oh * g.out_w + ow)];
+                    for (int64_t i = 0; i < kernel; ++i)
+                      for (int64_t j = 0; j < kernel; ++j) {
+                        const bool kept = i >= c.taps_h.begin && i < c.taps_h.end &&
+                                          j >= c.taps_w.begin && j < c.taps_w.end;
+                        const bool inside = reads_inside(oh, i, g.in_h, pad, stride, dil) &&
+                                            reads_inside(ow, j, g.in_w, pad, stride, dil);
+                        ASSERT_TRUE(kept || !inside)
+                            << "pixel (" << oh << ", " << ow << ") tap (" << i << ", " << j
+                            << ") reads the image but its class leaves it out; in " << in
+                            << " kernel " << kernel << " pad " << pad << " stride " << stride
+                            << " dil " << dil;
+                      }
+                  }
+              }
+              for (std::size_t p = 0; p < owner.size(); ++p) {
+                ASSERT_EQ(owner[p], 1) << "pixel " << p << " in " << owner[p] << " classes";
+              }
+              const int64_t full = g.out_h * g.out_w * kernel * kernel;
+              EXPECT_LE(in_image_products(g), tap_class_products(classes));
+              EXPECT_LE(tap_class_products(classes), full);
+              // Exact classes multiply no tap that reads padding.
+              if (cut == ClassCut::exact) {
+                EXPECT_EQ(tap_class_products(classes), in_image_products(g));
+              }
             }
-            for (std::size_t p = 0; p < owner.size(); ++p) {
-              ASSERT_EQ(owner[p], 1) << "pixel " << p << " in " << owner[p] << " classes";
-            }
-            const int64_t full = g.out_h * g.out_w * kernel * kernel;
-            EXPECT_LE(in_image_products(g), tap_class_products(classes));
-            EXPECT_LE(tap_class_products(classes), full);
             ++geometries;
           }
   EXPECT_GT(geometries, 500);
@@ -211,9 +218,10 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
   EXPECT_GT(classes_checked, 100);
 }
 
-// Backward-data of stride-1 problems as the forward tap classes of the transposed convolution:
-// each class's column buffer of dy, multiplied by the filter columns flipped_filter_columns
-// names (row stride R*S, no copy), gives exactly the dx of the definition (integer data).
+// Backward-data of stride-1 problems as the exact forward tap classes of the transposed
+// convolution: each class's column buffer of dy, multiplied by its taps' columns of the
+// flipped filter, gives exactly the dx of the definition (integer data), and each class
+// multiplies only taps that read inside dy.
 TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
   std::vector<ConvProblem> problems;
   for (const ConvProblem& p : testing::edge_cases()) problems.push_back(p);
@@ -253,14 +261,17 @@ TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
                       double(w[static_cast<std::size_t>(((k * cg + c) * p.r + i) * p.s + j)]) *
                       dy[static_cast<std::size_t>(((m * p.k + k) * oh_n + oh) * ow_n + ow)];
                 }
+    std::vector<float> flipped(w.size());
+    flip_filter_rows(p, w.data(), 0, p.groups * kg, flipped.data());
+    EXPECT_EQ(tap_class_products(tap_classes(gt, ClassCut::exact)), in_image_products(gt));
     std::vector<int> covered(want.size(), 0);
-    for (const TapClass& tc : tap_classes(gt)) {
+    for (const TapClass& tc : tap_classes(gt, ClassCut::exact)) {
       const int64_t rows = gt.channels * class_taps(tc), pixels = class_pixels(tc);
       const int64_t cols = gt.images * pixels;
       std::vector<float> col(static_cast<std::size_t>(rows * cols));
       std::vector<int64_t> columns(static_cast<std::size_t>(rows));
       im2col_class_cpu(gt, tc, dy.data(), col.data());
-      flipped_filter_columns(gt, tc, cg, columns.data());
+      tap_class_rows(gt, tc, columns.data());
       for (int64_t m = 0; m < gt.images; ++m)
         for (int64_t c = 0; c < cg; ++c)
           for (int64_t ih = tc.rows.begin; ih < tc.rows.end; ++ih)
@@ -269,7 +280,7 @@ TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
                   m * pixels + (ih - tc.rows.begin) * range_size(tc.cols) + (iw - tc.cols.begin);
               double got = 0;
               for (int64_t r = 0; r < rows; ++r) {
-                got += double(w[static_cast<std::size_t>(c * p.r * p.s + columns[r])]) *
+                got += double(flipped[static_cast<std::size_t>(c * col_rows(gt) + columns[r])]) *
                        col[static_cast<std::size_t>(r * cols + at)];
               }
               const std::size_t e = static_cast<std::size_t>(((m * cg + c) * p.h + ih) * p.w + iw);

@@ -108,6 +108,7 @@ struct ClassBuffers {
   float* stage;
   float* gemm;
   int64_t* index;
+  const float* flipped;  // the transposed convolution's filter (transposed backward-data)
 };
 
 class Im2colPlan final : public Plan {
@@ -120,7 +121,10 @@ class Im2colPlan final : public Plan {
         geometry_(make_im2col_geometry(p, 1)) {
     if (layout_.tap_classes) {
       class_geometry_ = layout_.transposed ? transposed_geometry(p) : geometry_;
-      classes_ = tap_classes(class_geometry_);
+      // The transposed form's padding zeros meet the filter: its classes are exact, so that
+      // a NaN or Inf in w reaches only the dx elements whose products read it.
+      classes_ =
+          tap_classes(class_geometry_, layout_.transposed ? ClassCut::exact : ClassCut::merged);
       info_.details.emplace_back("taps", layout_.transposed ? "in_image, transposed" : "in_image");
     } else {
       info_.details.emplace_back("taps", "all");
@@ -173,17 +177,23 @@ class Im2colPlan final : public Plan {
         // After the barrier every thread adds its own range of elements: the serial sum of a
         // 9 MiB dW cost a tenth of a two-thread backward-filter pass on ResNet-50's 7x7 layer.
         const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
+        if (layout_.flipped > 0) {
+          flip_filter(t.w, flipped_of(base), thread, threads);
+#pragma omp barrier
+        }
         for (int64_t v = thread; v < layout_.workers; v += threads) slice(v);
 #pragma omp barrier
         if (reduce && !failure) reduce_partials(t.w, base, thread, threads);
       }
 #else
+      if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
       for (int64_t v = 0; v < layout_.workers; ++v) slice(v);
       if (reduce && !failure) reduce_partials(t.w, base, 0, 1);
 #endif
       if (failure) std::rethrow_exception(failure);
     } else {
       set_gemm_threads(backend_, layout_.gemm_threads);
+      if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
       run_slice(0, t, base);
     }
   }
@@ -195,6 +205,14 @@ class Im2colPlan final : public Plan {
   }
   float* partial_of(int64_t v, float* base) const {
     return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
+  }
+  float* flipped_of(float* base) const { return partial_of(layout_.workers, base); }
+
+  // The flipped filter (strategy/im2col_tap_classes.hpp, flip_filter_rows) for part `part` of
+  // `parts` ranges of w's (group, k) rows: the threads write disjoint rows of it.
+  void flip_filter(const float* w, float* flipped, int part, int parts) const {
+    const int64_t rows = p_.groups * p_.k_per_group();
+    flip_filter_rows(p_, w, rows * part / parts, rows * (part + 1) / parts, flipped);
   }
 
   // The worker-order sum dw = dw_0 + dw_1 + ... (worker 0 accumulated into dw itself), over
@@ -224,7 +242,9 @@ class Im2colPlan final : public Plan {
       if (v > 0) dw = partial_of(v, base);
       std::fill(dw, dw + p_.w_elems(), 0.0f);
     }
-    if (layout_.tap_classes) return run_classes(begin, end, t, {col, stage, gemm, index});
+    if (layout_.tap_classes) {
+      return run_classes(begin, end, t, {col, stage, gemm, index, flipped_of(base)});
+    }
     for (int64_t q = begin; q < end;) {
       Chunk chunk;
       chunk.group = q / p_.n;
@@ -375,11 +395,7 @@ class Im2colPlan final : public Plan {
         }
       }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
-        if (layout_.transposed) {
-          flipped_filter_columns(class_geometry_, classes_[k], p_.c_per_group(), b.index);
-        } else {
-          tap_class_rows(class_geometry_, classes_[k], b.index);
-        }
+        tap_class_rows(class_geometry_, classes_[k], b.index);
         // As many chunks as the class's images per GEMM gives, of even size.
         const int64_t most = layout_.class_images[k];
         int64_t chunks = (run.count + most - 1) / most;
@@ -391,9 +407,10 @@ class Im2colPlan final : public Plan {
             multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
                            col_rows(geometry_), p_.k, t.y + y_offset(chunk), b);
           } else if (layout_.transposed) {
-            // dx = the forward convolution of dy by the flipped filter, read in place.
-            multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk), t.w + w_offset(chunk),
-                           p_.r * p_.s, p_.c, t.x + x_offset(chunk), b);
+            // dx = the forward convolution of dy by the flipped filter.
+            multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk),
+                           b.flipped + chunk.group * p_.c_per_group() * col_rows(class_geometry_),
+                           col_rows(class_geometry_), p_.c, t.x + x_offset(chunk), b);
           } else {
             backward_data_class(classes_[k], chunk, t, b);
           }

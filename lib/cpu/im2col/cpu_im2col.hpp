@@ -78,14 +78,6 @@ inline constexpr int64_t kTargetColumns = 1024;
 /// layers (docs/strategy-im2col.md, "Unpacked against OpenBLAS").
 inline constexpr int64_t kUnpackedTargetColumns = 256;
 
-/// Backward-data under tap classes runs as the forward convolution of dy (the transposed
-/// form, no col2im) when the stride is 1 and one group's filter is at most this large: that
-/// form reads the filter transposed in place (its GEMM's rows R*S floats apart, its depth
-/// stepping C/g*R*S floats from one output channel to the next), which ran ResNet-50's 14x14
-/// layer (a 2.25 MiB filter) faster than the adjoint form and its 7x7 layer (9 MiB) slower
-/// on the machine of docs/strategy-im2col.md, "Tap classes".
-inline constexpr int64_t kTransposedMaxFilterBytes = int64_t{4} << 20;
-
 /// Automatic images per GEMM of a tap class: the fewest whose pixels reach this many GEMM
 /// columns. A class is narrower than its image (a 7x7 image's edge classes are 5 and 7 pixels
 /// wide), and the unpacked GEMM's last column panel of a product runs partly empty, so the
@@ -111,9 +103,10 @@ struct Im2colLayout {
   /// GEMM per class over its taps; col and stage then hold the largest class of b images.
   bool tap_classes = false;
   int64_t class_count = 0;  ///< classes, when tap_classes
-  /// Backward-data with stride 1 under tap classes: the forward classes of the transposed
-  /// convolution (strategy/im2col_tap_classes.hpp, transposed_geometry), whose column buffer
-  /// holds dy's taps (K/g channels) and whose stage holds dx's C/g channels.
+  /// Backward-data with stride 1 under tap classes: the exact forward classes of the
+  /// transposed convolution (strategy/im2col_tap_classes.hpp, transposed_geometry), whose
+  /// column buffer holds dy's taps (K/g channels), whose stage holds dx's C/g channels and
+  /// whose filter is the flipped one (`flipped`).
   bool transposed = false;
   /// Images per GEMM of each class (tap classes): images_per_gemm when asked for, else enough
   /// for kClassTargetColumns columns; each class runs over a worker's images on its own.
@@ -127,6 +120,9 @@ struct Im2colLayout {
   /// pad16(2 * C/g * the most taps of a class). Built per class in run(), so that the plan
   /// holds no index that grows with the filter.
   int64_t index = 0;
+  /// Transposed backward-data: the flipped, transposed filter w'[g][c][k][i'][j'] =
+  /// w[g][k][c][R-1-i'][S-1-j'], pad16(K*C/g*R*S), one for all workers, after the partials.
+  int64_t flipped = 0;
   int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
   /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.

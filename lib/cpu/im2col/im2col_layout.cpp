@@ -183,14 +183,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
 
   // Tap classes: asked for (and then every condition must hold), or automatic where they run
   // whole images anyway and skip enough of the products to pay for their extra copies.
-  // Backward-data with stride 1 and a filter of at most kTransposedMaxFilterBytes per group
-  // runs the forward classes of the transposed convolution (dy its input, dx its output); any
-  // other the adjoint of the forward classes.
-  const bool transposed =
-      pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1 &&
-      p.k_per_group() * col_rows(g) <= kTransposedMaxFilterBytes / int64_t{sizeof(float)};
+  // Backward-data with stride 1 runs the exact forward classes of the transposed convolution
+  // (dy its input, dx its output, the filter flipped into the workspace); a strided one the
+  // adjoint of the forward classes.
+  const bool transposed = pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1;
   const Im2colGeometry class_geometry = transposed ? transposed_geometry(p) : g;
-  const std::vector<TapClass> classes = tap_classes(class_geometry);
+  const std::vector<TapClass> classes =
+      tap_classes(class_geometry, transposed ? ClassCut::exact : ClassCut::merged);
   // Against the products of the full column buffer, which taps=all multiplies in every pass.
   const double share =
       static_cast<double>(tap_class_products(classes)) / static_cast<double>(pixels * p.r * p.s);
@@ -251,6 +250,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.col = pad16(col);
     layout.stage = pad16(checked_mul(out_channels, widest, "im2col stage"));
     layout.index = pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
+    if (transposed) layout.flipped = pad16(p.w_elems());
   }
   layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
@@ -276,9 +276,11 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       checked_add(checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
                               layout.gemm, "im2col workspace"),
                   layout.index, "im2col workspace");
-  const int64_t floats = checked_add(
-      checked_mul(layout.workers, per_worker, "im2col workspace"),
-      checked_mul(layout.workers - 1, layout.partial, "im2col workspace"), "im2col workspace");
+  const int64_t floats =
+      checked_add(checked_add(checked_mul(layout.workers, per_worker, "im2col workspace"),
+                              checked_mul(layout.workers - 1, layout.partial, "im2col workspace"),
+                              "im2col workspace"),
+                  layout.flipped, "im2col workspace");
   layout.workspace_bytes =
       static_cast<std::size_t>(checked_mul(floats, int64_t{sizeof(float)}, "im2col workspace"));
   return layout;
