@@ -40,7 +40,12 @@
 // W[Kg, taps_k] is read through an index of its columns (the unpacked GEMM's a_index), never
 // copied. Each class runs over a worker's images of one group in chunks of its own size, so
 // that narrow classes still make wide GEMMs. The products of taps that read padding are
-// gone: 16 % of them on a 7x7 image.
+// gone: 16 % of them on a 7x7 image. With stride 1, backward-data instead runs the forward
+// classes of the transposed convolution (dy by the filter flipped, strategy/
+// im2col_tap_classes.hpp): the filter is flipped into the workspace once per run, and each
+// dx pixel is one dot product over its in-image taps, with no col2im. Its classes are exact
+// (no padding tap at the corners), since there the zeros would meet the filter: a NaN in w
+// must reach only the dx elements its products reach.
 //
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
@@ -65,10 +70,11 @@
 //   partial = bwd_filter ? pad16(K * L) : 0
 //   gemm    = the GEMM's scratch (gemm.hpp)
 //   tap classes: col = pad16(max_k Cg*taps_k * b_k*P_k), stage = pad16(Kg * max_k b_k*P_k),
-//                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class)
-//   bytes   = 4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial)
+//                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class);
+//                transposed backward-data: Kg and Cg swap places, flipped = pad16(K*C/g*R*S)
+//   bytes   = 4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial + flipped)
 // Worker v's buffers start at v*(col + stage + gemm + index) in that order; the partials
-// follow all workers. run() allocates nothing itself; what the GEMM libraries and the OpenMP
+// follow all workers, the flipped filter the partials. run() allocates nothing itself; what the GEMM libraries and the OpenMP
 // runtime allocate inside is measured in docs/strategy-im2col.md and docs/memory-honesty.md.
 
 #include "cpu_im2col.hpp"

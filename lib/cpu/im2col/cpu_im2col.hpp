@@ -88,7 +88,8 @@ inline constexpr int64_t kClassTargetColumns = 256;
 inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
-///   workspace = 4 bytes * (workers * (col + stage + gemm + index) + (workers - 1) * partial)
+///   workspace = 4 bytes * (workers * (col + stage + gemm + index) + (workers - 1) * partial
+///                          + flipped)
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
