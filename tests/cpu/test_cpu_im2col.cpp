@@ -150,7 +150,9 @@ TEST(CpuIm2col, EverySettingIsExact) {
                               {3, ParallelMode::automatic, 7, TapMode::automatic},
                               {1, ParallelMode::gemm, 0, TapMode::in_image},
                               {2, ParallelMode::images, 0, TapMode::in_image},
-                              {0, ParallelMode::automatic, 0, TapMode::in_image}};
+                              {0, ParallelMode::automatic, 0, TapMode::in_image},
+                              {0, ParallelMode::channels, 0, TapMode::in_image},
+                              {2, ParallelMode::channels, 0, TapMode::in_image}};
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (const Setting& s : settings) {
@@ -296,16 +298,20 @@ TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (auto mode : {im2col::ParallelMode::automatic, im2col::ParallelMode::images,
-                      im2col::ParallelMode::gemm}) {
+                      im2col::ParallelMode::gemm, im2col::ParallelMode::channels}) {
       im2col::Im2colOptions options;
       options.parallel = mode;
+      options.taps = im2col::TapMode::in_image;  // channels mode splits the classes' GEMMs
+      options.backend = im2col::GemmBackend::unpacked;
       const im2col::Im2colLayout layout = im2col::im2col_layout(p, Pass::forward, options, threads);
-      EXPECT_EQ(layout.workers * layout.gemm_threads, threads) << to_string(mode);
-      if (mode == im2col::ParallelMode::gemm) EXPECT_EQ(layout.workers, 1);
+      const int64_t own = layout.workers * layout.channel_parts;
+      EXPECT_EQ(own * layout.gemm_threads, threads) << to_string(mode);
+      if (mode == im2col::ParallelMode::gemm) EXPECT_EQ(own, 1);
+      if (mode == im2col::ParallelMode::channels) EXPECT_EQ(layout.workers, 1);
       const auto plan = im2col::CpuIm2col(options).plan(p, Pass::forward);
       std::map<std::string, std::string> details(plan->info().details.begin(),
                                                  plan->info().details.end());
-      EXPECT_EQ(details["own_threads"], std::to_string(layout.workers));
+      EXPECT_EQ(details["own_threads"], std::to_string(own));
       EXPECT_EQ(details["gemm_threads"], std::to_string(layout.gemm_threads));
     }
   }
@@ -394,7 +400,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             // columns (each takes a share in multiples of 64); none for the libraries that keep
             // their own.
             const int64_t kg = p.k_per_group();
-            const int gemm_threads = workers > 1 ? 1 : 2;
+            const int gemm_threads = workers > 1 || layout.channel_parts > 1 ? 1 : 2;
             int64_t gemm = 0;
             if (layout.backend == im2col::GemmBackend::eigen) {
               const CpuIsa any = CpuIsa::generic;
@@ -536,6 +542,98 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
   const auto whole = im2col::im2col_layout(large, Pass::forward, asked, 1);
   EXPECT_TRUE(whole.tap_classes);
   EXPECT_EQ(whole.tile, 0);
+}
+
+// Channels mode: automatic where images mode would run a share of the products in class GEMMs
+// narrower than a vector (the exact corner classes of a 7x7 backward-data at two threads),
+// not where that share is small (14x14) or none (forward's merged classes), nor with few
+// rows per part; asked for without tap classes, refused with the reason.
+TEST(CpuIm2col, ChannelsModeWhereItPays) {
+  using im2col::ParallelMode;
+  im2col::Im2colOptions unpacked;
+  unpacked.backend = im2col::GemmBackend::unpacked;
+  const ConvProblem seven = testing::problem("mb16ic128ih7oc128kh3ph1");
+  const ConvProblem fourteen = testing::problem("mb16ic128ih14oc128kh3ph1");
+  const ConvProblem few_rows = testing::problem("mb16ic32ih7oc32kh3ph1");
+  const auto mode = [&](const ConvProblem& p, Pass pass, int threads) {
+    return im2col::im2col_layout(p, pass, unpacked, threads).mode;
+  };
+  EXPECT_EQ(mode(seven, Pass::backward_data, 2), ParallelMode::channels);
+  EXPECT_EQ(mode(seven, Pass::forward, 2), ParallelMode::images);
+  EXPECT_EQ(mode(fourteen, Pass::backward_data, 2), ParallelMode::images);
+  EXPECT_EQ(mode(few_rows, Pass::backward_data, 2), ParallelMode::images);
+  EXPECT_EQ(mode(seven, Pass::backward_data, 1), ParallelMode::gemm);
+
+  const im2col::Im2colLayout layout =
+      im2col::im2col_layout(seven, Pass::backward_data, unpacked, 2);
+  EXPECT_EQ(layout.workers, 1);
+  EXPECT_EQ(layout.channel_parts, 2);
+  EXPECT_EQ(layout.gemm_threads, 1);
+  // The classes batch a whole batch's images, as with one thread, in one set of buffers.
+  const im2col::Im2colLayout one = im2col::im2col_layout(seven, Pass::backward_data, unpacked, 1);
+  EXPECT_EQ(layout.class_images, one.class_images);
+  EXPECT_EQ(layout.workspace_bytes, one.workspace_bytes);
+  EXPECT_NE(layout.describe().find("parallel channels (1 worker, 2 threads, gemm 1, channel "
+                                   "parts 2)"),
+            std::string::npos)
+      << layout.describe();
+
+  im2col::Im2colOptions asked = unpacked;
+  asked.parallel = ParallelMode::channels;
+  const ConvProblem large = testing::problem("mb2ic8ih56oc8kh3ph1");  // tiled, no classes
+  for (Pass pass : all_passes()) {
+    const ConvProblem& p = pass == Pass::backward_filter ? seven : large;
+    try {
+      (void)im2col::CpuIm2col(asked).plan(p, pass);
+      ADD_FAILURE() << p.descriptor() << " " << to_string(pass) << " planned in channels mode";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::unsupported);
+      EXPECT_NE(std::string(e.what()).find("parallel=channels"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Channels mode gives every output element to one thread's dot product, summed as with one
+// thread: the bits do not depend on the thread count, in the forward classes, the transposed
+// backward-data and the adjoint (strided) one; run() stays inside its workspace.
+TEST(CpuIm2col, ChannelsModeSameBitsOnAnyThreadCount) {
+  const std::vector<ConvProblem> problems = {
+      testing::problem("mb5ic20ih7oc40kh3ph1"), testing::problem("mb3ic13ih9oc7kh3ph1"),
+      testing::problem("mb4ic18ih11oc12kh3ph1sh2"), testing::problem("g2mb3ic12ih8oc18kh5ph2"),
+      testing::problem("mb2ic6ih6oc9kh3ph2dh1")};
+  im2col::Im2colOptions options;
+  options.backend = im2col::GemmBackend::unpacked;
+  options.taps = im2col::TapMode::in_image;
+  options.parallel = im2col::ParallelMode::channels;
+  for (const ConvProblem& p : problems) {
+    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+      const HostTensors host = make_inputs(p, pass, run_seed());
+      std::vector<float> first;
+      for (int threads : {1, 2, 3, 4}) {
+        set_num_threads(threads);
+        auto plan = im2col::CpuIm2col(options).plan(p, pass);
+        const std::size_t ws = plan->workspace_bytes(), guard = 4096;
+        CaseBuffers buffers(host_context(), p, host, ws + guard);
+        auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
+        std::memset(bytes + ws, 0x5A, guard);
+        plan->run(buffers.tensors(), {bytes, ws});
+        for (std::size_t i = ws; i < ws + guard; ++i) {
+          ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
+                                    << ": wrote past the workspace at byte " << i;
+        }
+        const std::vector<float> out = buffers.download_output(pass);
+        if (threads == 1) {
+          first = out;  // against the reference: EverySettingIsExact
+          continue;
+        }
+        ASSERT_EQ(out.size(), first.size());
+        EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
+            << p.descriptor() << " " << to_string(pass) << ": " << threads
+            << " threads differ from 1 (" << plan->notes() << ")";
+      }
+    }
+  }
+  set_num_threads(2);
 }
 
 // A tile shrinks the declared workspace to a (C/g*R*S) x tile column buffer, the plan

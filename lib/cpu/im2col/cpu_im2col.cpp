@@ -59,7 +59,11 @@
 // Threads (T = convlab::num_threads() at plan time). The (group, image) pairs, Q = g*N, are
 // split into `workers` contiguous slices; in "images" mode each of T OpenMP threads runs a
 // slice with a single-threaded GEMM and its own buffers, in "gemm" mode one slice covers
-// everything and the GEMM library gets T threads. Backward-filter in images mode gives each
+// everything and the GEMM library gets T threads, in "channels" mode (tap classes) one slice
+// covers everything and the T threads split each class GEMM's output rows, the column buffer
+// it reads and the pixels it writes, meeting at a barrier after each copy into the shared
+// buffers and after each GEMM (every output element still one thread's dot product, in the
+// same order: the bits do not depend on T). Backward-filter in images mode gives each
 // extra worker a private dW ("partial") added into dw in worker order afterwards (the
 // threads split the elements of that sum), so the result depends on T but not on
 // scheduling: deterministic for a fixed thread count.
@@ -82,6 +86,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <atomic>
 #include <cstring>
 #include <exception>
 
@@ -89,6 +94,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "im2col_loops.hpp"
 #include "strategy/im2col_index.hpp"
 #include "strategy/im2col_tap_classes.hpp"
@@ -106,6 +112,60 @@ constexpr const char* kName = "cpu.im2col";
 // One contiguous run of b' <= b images of one group.
 struct Chunk {
   int64_t group = 0, image = 0, count = 0;
+};
+
+// Rows [begin, end) of a matrix or channels of a tensor.
+struct RowRange {
+  int64_t begin = 0, end = 0;
+};
+
+// The threads of channels mode, as seen by one of them: part `index` of `count`. Each class
+// step splits its rows with share() and meets the other parts at sync(). Work that throws is
+// recorded and the rest skipped, while every thread still reaches every barrier: an exception
+// may not leave an OpenMP region, nor a thread miss a barrier the others wait at.
+class Parts {
+ public:
+  Parts() = default;
+  Parts(int index, int count, std::exception_ptr* failure, std::atomic<bool>* failed)
+      : index_(index), count_(count), failure_(failure), failed_(failed) {}
+
+  bool first() const { return index_ == 0; }
+
+  // This part's [begin, end) of n rows, cut at multiples of `unit` (the GEMM's register tile
+  // rows) where the split allows.
+  RowRange share(int64_t n, int64_t unit = 1) const {
+    const int64_t units = (n + unit - 1) / unit;
+    return {std::min(n, units * index_ / count_ * unit),
+            std::min(n, units * (index_ + 1) / count_ * unit)};
+  }
+
+  template <class Work>
+  void work(Work&& run) const {
+    if (count_ == 1) return run();
+    if (failed_->load(std::memory_order_relaxed)) return;
+    try {
+      run();
+    } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(convlab_im2col_failure)
+#endif
+      if (!*failure_) *failure_ = std::current_exception();
+      failed_->store(true, std::memory_order_relaxed);
+    }
+  }
+
+  void sync() const {
+#ifdef _OPENMP
+    if (count_ > 1) {
+#pragma omp barrier
+    }
+#endif
+  }
+
+ private:
+  int index_ = 0, count_ = 1;
+  std::exception_ptr* failure_ = nullptr;
+  std::atomic<bool>* failed_ = nullptr;
 };
 
 // One worker's buffers for the tap classes; index holds the current class's filter columns.
@@ -150,7 +210,7 @@ class Im2colPlan final : public Plan {
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details.insert(info_.details.begin(),
                          {{"layout", layout_.describe()},
-                          {"own_threads", std::to_string(layout_.workers)},
+                          {"own_threads", std::to_string(layout_.workers * layout_.channel_parts)},
                           {"gemm_threads", std::to_string(layout_.gemm_threads)}});
     if (layout_.tile > 0) info_.tile = std::to_string(layout_.tile) + " pixels";
   }
@@ -197,6 +257,23 @@ class Im2colPlan final : public Plan {
       if (reduce && !failure) reduce_partials(t.w, base, 0, 1);
 #endif
       if (failure) std::rethrow_exception(failure);
+    } else if (layout_.channel_parts > 1) {
+      set_gemm_threads(backend_, layout_.gemm_threads);
+      std::exception_ptr failure;
+      std::atomic<bool> failed{false};
+#ifdef _OPENMP
+#pragma omp parallel num_threads(layout_.channel_parts)
+      {
+        const Parts parts(omp_get_thread_num(), omp_get_num_threads(), &failure, &failed);
+        if (layout_.flipped > 0) {
+          parts.work([&] { flip_filter(t.w, flipped_of(base), omp_get_thread_num(),
+                                       omp_get_num_threads()); });
+          parts.sync();
+        }
+        run_classes(0, p_.groups * p_.n, t, class_buffers(0, base), parts);
+      }
+#endif
+      if (failure) std::rethrow_exception(failure);
     } else {
       set_gemm_threads(backend_, layout_.gemm_threads);
       if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
@@ -213,6 +290,14 @@ class Im2colPlan final : public Plan {
     return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
   }
   float* flipped_of(float* base) const { return partial_of(layout_.workers, base); }
+  ClassBuffers class_buffers(int64_t v, float* base) const {
+    float* col = base + v * worker_floats();
+    float* stage = col + layout_.col;
+    float* gemm = stage + layout_.stage;
+    // The index holds int64 values only; the workspace is raw storage, 64-byte aligned.
+    auto* index = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
+    return {col, stage, gemm, index, flipped_of(base)};
+  }
 
   // The flipped filter (strategy/im2col_tap_classes.hpp, flip_filter_rows) for part `part` of
   // `parts` ranges of w's (group, k) rows: the threads write disjoint rows of it.
@@ -241,16 +326,12 @@ class Im2colPlan final : public Plan {
     float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
     float* gemm = stage + layout_.stage;
-    // The index holds int64 values only; the workspace is raw storage, 64-byte aligned.
-    auto* index = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
     float* dw = t.w;
     if (pass_ == Pass::backward_filter) {
       if (v > 0) dw = partial_of(v, base);
       std::fill(dw, dw + p_.w_elems(), 0.0f);
     }
-    if (layout_.tap_classes) {
-      return run_classes(begin, end, t, {col, stage, gemm, index, flipped_of(base)});
-    }
+    if (layout_.tap_classes) return run_classes(begin, end, t, class_buffers(v, base), Parts());
     for (int64_t q = begin; q < end;) {
       Chunk chunk;
       chunk.group = q / p_.n;
@@ -387,21 +468,30 @@ class Im2colPlan final : public Plan {
 
   // Tap classes: the pairs [begin, end) by runs of one group's images; per run, each class
   // over those images in chunks of its own images per GEMM. Backward-data adds the classes
-  // into dx, so the run's images start at zero.
-  void run_classes(int64_t begin, int64_t end, const Tensors& t, const ClassBuffers& b) const {
+  // into dx, so the run's images start at zero. `parts` splits every step over the threads of
+  // channels mode (one part otherwise); the buffers are then the one set all parts share.
+  void run_classes(int64_t begin, int64_t end, const Tensors& t, const ClassBuffers& b,
+                   const Parts& parts) const {
     for (int64_t q = begin; q < end;) {
       Chunk run;
       run.group = q / p_.n;
       run.image = q % p_.n;
       run.count = std::min(end - q, p_.n - run.image);
       if (pass_ == Pass::backward_data && !layout_.transposed) {
+        // Each part adds only into its own channels of dx, so it zeroes those.
+        const RowRange mine = parts.share(geometry_.channels);
+        const int64_t plane = plane_elems(geometry_);
         for (int64_t m = 0; m < run.count; ++m) {
           float* planes = t.x + x_offset(run) + m * geometry_.image_stride;
-          std::fill(planes, planes + geometry_.channels * plane_elems(geometry_), 0.0f);
+          std::fill(planes + mine.begin * plane, planes + mine.end * plane, 0.0f);
         }
       }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
-        tap_class_rows(class_geometry_, classes_[k], b.index);
+        // Read by every part's GEMM after the class's first barrier; the last barrier of the
+        // previous class keeps it from changing under a GEMM still running.
+        if (parts.first()) {
+          parts.work([&] { tap_class_rows(class_geometry_, classes_[k], b.index); });
+        }
         // As many chunks as the class's images per GEMM gives, of even size.
         const int64_t most = layout_.class_images[k];
         int64_t chunks = (run.count + most - 1) / most;
@@ -411,14 +501,14 @@ class Im2colPlan final : public Plan {
           chunk.count = (run.count - m + chunks - 1) / chunks;  // never above `most`
           if (pass_ == Pass::forward) {
             multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
-                           col_rows(geometry_), p_.k, t.y + y_offset(chunk), b);
+                           col_rows(geometry_), p_.k, t.y + y_offset(chunk), b, parts);
           } else if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
             multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk),
                            b.flipped + chunk.group * p_.c_per_group() * col_rows(class_geometry_),
-                           col_rows(class_geometry_), p_.c, t.x + x_offset(chunk), b);
+                           col_rows(class_geometry_), p_.c, t.x + x_offset(chunk), b, parts);
           } else {
-            backward_data_class(classes_[k], chunk, t, b);
+            backward_data_class(classes_[k], chunk, t, b, parts);
           }
           m += chunk.count;
         }
@@ -431,37 +521,72 @@ class Im2colPlan final : public Plan {
   // of `in` only, one GEMM that reads the filter's columns of those taps through the index
   // (row stride `lda`), and the class's pixels of `out` (out_channels channels per image)
   // written from the stage. Forward: in = x, out = y. Transposed backward-data: in = dy,
-  // out = dx, the filter read flipped and transposed.
+  // out = dx, the filter read flipped and transposed. Parts split the column buffer by input
+  // channels and the GEMM, stage and output by output channels.
   void multiply_class(const TapClass& tc, int64_t images, const float* in, const float* w,
-                      int64_t lda, int64_t out_channels, float* out, const ClassBuffers& b) const {
+                      int64_t lda, int64_t out_channels, float* out, const ClassBuffers& b,
+                      const Parts& parts) const {
     Im2colGeometry g = class_geometry_;
     g.images = images;
     const int64_t out_rows = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
-    const int64_t rows = g.channels * class_taps(tc), cols = images * class_pixels(tc);
+    const int64_t taps = class_taps(tc);
+    const int64_t rows = g.channels * taps, cols = images * class_pixels(tc);
     if (cols == 0) return;
-    if (rows == 0) {
-      // Every tap of these pixels reads padding.
-      std::fill(b.stage, b.stage + out_rows * cols, 0.0f);
-    } else {
-      im2col_class_cpu(g, tc, in, b.col);
-      sgemm(backend_, false, false, out_rows, cols, rows, w, lda, b.col, cols, 0.0f, b.stage, cols,
-            layout_.gemm_scratch, b.gemm, b.index);
+    const RowRange out_part = parts.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
+    const int64_t r0 = out_part.begin, r1 = out_part.end;
+    const int64_t out_plane = g.out_h * g.out_w;
+    if (rows > 0) {
+      parts.work([&] {
+        const RowRange part = parts.share(g.channels);
+        Im2colGeometry mine = g;
+        mine.channels = part.end - part.begin;
+        im2col_class_cpu(mine, tc, in + part.begin * plane_elems(g),
+                         b.col + part.begin * taps * cols);
+      });
+      parts.sync();
     }
-    scatter_class(g, tc, b.stage, out_rows, out_channels, out);
+    parts.work([&] {
+      if (r1 <= r0) return;
+      float* stage = b.stage + r0 * cols;
+      if (rows == 0) {
+        // Every tap of these pixels reads padding.
+        std::fill(stage, stage + (r1 - r0) * cols, 0.0f);
+      } else {
+        sgemm(backend_, false, false, r1 - r0, cols, rows, w + r0 * lda, lda, b.col, cols, 0.0f,
+              stage, cols, layout_.gemm_scratch, b.gemm, b.index);
+      }
+      scatter_class(g, tc, stage, r1 - r0, out_channels, out + r0 * out_plane);
+    });
+    parts.sync();
   }
 
   // The adjoint: dY's pixels of the class staged, the class's taps' rows of col = W^T dY (the
-  // filter's columns through the index), added into dx.
+  // filter's columns through the index), added into dx. Parts split the staging by dY's
+  // channels and the GEMM and col2im by dx's.
   void backward_data_class(const TapClass& tc, const Chunk& c, const Tensors& t,
-                           const ClassBuffers& b) const {
+                           const ClassBuffers& b, const Parts& parts) const {
     const Im2colGeometry g = chunk_geometry(c);
-    const int64_t kg = p_.k_per_group();
-    const int64_t rows = g.channels * class_taps(tc), cols = c.count * class_pixels(tc);
+    const int64_t kg = p_.k_per_group(), taps = class_taps(tc);
+    const int64_t rows = g.channels * taps, cols = c.count * class_pixels(tc);
     if (cols == 0 || rows == 0) return;
-    gather_class(g, tc, t.y + y_offset(c), kg, p_.k, b.stage);
-    sgemm(backend_, true, false, rows, cols, kg, t.w + w_offset(c), col_rows(g), b.stage, cols,
-          0.0f, b.col, cols, layout_.gemm_scratch, b.gemm, b.index);
-    col2im_class_add_cpu(g, tc, b.col, t.x + x_offset(c));
+    parts.work([&] {
+      const RowRange part = parts.share(kg);
+      gather_class(g, tc, t.y + y_offset(c) + part.begin * g.out_h * g.out_w,
+                   part.end - part.begin, p_.k, b.stage + part.begin * cols);
+    });
+    parts.sync();
+    parts.work([&] {
+      const RowRange part = parts.share(g.channels);
+      const int64_t c0 = part.begin, c1 = part.end;
+      if (c1 <= c0) return;
+      float* col = b.col + c0 * taps * cols;
+      sgemm(backend_, true, false, (c1 - c0) * taps, cols, kg, t.w + w_offset(c), col_rows(g),
+            b.stage, cols, 0.0f, col, cols, layout_.gemm_scratch, b.gemm, b.index + c0 * taps);
+      Im2colGeometry mine = g;
+      mine.channels = c1 - c0;
+      col2im_class_add_cpu(mine, tc, col, t.x + x_offset(c) + c0 * plane_elems(g));
+    });
+    parts.sync();
   }
 
   ConvProblem p_;

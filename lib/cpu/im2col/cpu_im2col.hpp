@@ -18,9 +18,15 @@ namespace convlab::im2col {
 
 /// How a run uses its threads. Never both levels at once (no oversubscription).
 enum class ParallelMode {
-  automatic,  ///< images when the (image, group) pairs split evenly enough, else gemm
+  automatic,  ///< channels under tap classes, else images when the (image, group) pairs
+              ///< split evenly enough, else gemm
   images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
   gemm,       ///< one slice after another; the GEMM library uses every thread
+  /// Tap classes only: one slice; every class GEMM's output channels (its rows) split over
+  /// the threads, each with a single-threaded GEMM, and the copies around it split likewise,
+  /// so that each GEMM is as wide as with one thread (images mode halves a narrow class's
+  /// columns at two threads: a 7x7 image's corner classes to 8).
+  channels,
 };
 const char* to_string(ParallelMode mode) noexcept;
 
@@ -40,6 +46,17 @@ inline constexpr double kTapClassMinSaving = 0.05;
 /// ...and come in at most this many classes: a kernel as wide as the image with as much
 /// padding gives a class per output row, GEMMs too narrow to pay (a "same" 7x7 kernel gives 13).
 inline constexpr int64_t kTapClassMaxAuto = 16;
+
+/// parallel=auto takes channels mode under tap classes where images mode would run classes
+/// holding at least kChannelsMinNarrowShare of the products in GEMMs narrower than
+/// kChannelsNarrowColumns (one AVX-512 vector: the unpacked GEMM's lanes half empty at 8), and
+/// every part gets at least kChannelPartMinRows of a class GEMM's output rows (8 register
+/// tiles). Measured at two threads on ResNet-50 (docs/strategy-im2col.md, "Channels mode"):
+/// the 7x7 layer's backward-data, whose exact corner classes hold 4.4 % of the products in
+/// 8-column GEMMs, gains; its 14x14 layer's (1.0 %) loses, as do both forward passes (none).
+inline constexpr int64_t kChannelsNarrowColumns = 16;
+inline constexpr double kChannelsMinNarrowShare = 0.02;
+inline constexpr int64_t kChannelPartMinRows = 48;
 
 /// Im2colOptions::tile: chosen for the GEMM backend when planned.
 inline constexpr int64_t kAutoTile = -1;
@@ -93,7 +110,9 @@ inline constexpr int64_t kAlignFloats = 16;
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
-  int64_t workers = 1;                     ///< slices run in parallel (1 in gemm mode)
+  int64_t workers = 1;                     ///< slices run in parallel (1 in gemm and channels mode)
+  /// Threads splitting every class GEMM's rows and its copies (channels mode), else 1.
+  int channel_parts = 1;
   int gemm_threads = 1;                    ///< the GEMM library's threads: 1 with workers > 1
   int64_t images_per_gemm = 1;             ///< b (1 when tiled)
   /// Output pixels per column block, min(tile, OH*OW); 0 = untiled (whole images, b of them).

@@ -15,10 +15,11 @@
 
 namespace convlab::im2col {
 
-constexpr auto kParallelModeNames = enum_names<ParallelMode::gemm>({
+constexpr auto kParallelModeNames = enum_names<ParallelMode::channels>({
     {ParallelMode::automatic, "auto"},
     {ParallelMode::images, "images"},
     {ParallelMode::gemm, "gemm"},
+    {ParallelMode::channels, "channels"},
 });
 
 const char* to_string(ParallelMode mode) noexcept { return name_of(kParallelModeNames, mode); }
@@ -42,9 +43,11 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                    images_per_gemm > 0 ? std::to_string(images_per_gemm) : "auto", 1, INT_MAX,
                    /*allow_auto=*/true, "CONVLAB_IM2COL_IMAGES_PER_GEMM",
                    "images sharing one column buffer and GEMM; auto reaches 1024 GEMM columns"),
-      choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm"},
+      choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm", "channels"},
                   "CONVLAB_IM2COL_PARALLEL",
-                  "threads over (image, group) slices, inside the GEMM, or auto by balance"),
+                  "threads over (image, group) slices, inside the GEMM, over each tap class "
+                  "GEMM's output channels (tap classes only), or auto: channels under tap "
+                  "classes, else images or gemm by balance"),
       integer_knob("tile", tile == kAutoTile ? "auto" : std::to_string(tile), 0, INT_MAX,
                    /*allow_auto=*/true, "",
                    "output pixels per column block (buffer C/g*R*S x tile); 0: whole images; "
@@ -66,9 +69,8 @@ Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   Im2colOptions options;
   options.images_per_gemm = knob_integer(knobs, "images_per_gemm").value_or(0);
   options.tile = knob_integer(knobs, "tile").value_or(kAutoTile);
-  const std::string& parallel = knob_text(knobs, "parallel");
-  for (ParallelMode m : {ParallelMode::automatic, ParallelMode::images, ParallelMode::gemm}) {
-    if (parallel == to_string(m)) options.parallel = m;
+  if (auto parallel = find_value(kParallelModeNames, knob_text(knobs, "parallel"))) {
+    options.parallel = *parallel;
   }
   if (auto backend = find_value(kGemmBackendNames, knob_text(knobs, "gemm"))) {
     options.backend = *backend;
@@ -122,6 +124,7 @@ std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
       << ", " << threads << " thread" << (threads == 1 ? "" : "s") << ", gemm " << gemm_threads
+      << (channel_parts > 1 ? ", channel parts " + std::to_string(channel_parts) : std::string())
       << "), ";
   if (tap_classes) {
     out << "images per GEMM by class";
@@ -153,24 +156,6 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.pointwise = is_pointwise(g);
   const int64_t pairs = p.groups * p.n;
   const int64_t pixels = col_pixels(g);
-
-  // Threads: slices in parallel when the pairs split within 25% of evenly (an uneven split
-  // idles threads for the longest slice), else the GEMM's own threads. Images mode needs
-  // OpenMP; without it the build falls back to gemm mode.
-  bool images = false;
-  if (layout.threads > 1 && kHaveOpenMP && pairs > 1) {
-    if (options.parallel == ParallelMode::images) {
-      images = true;
-    } else if (options.parallel == ParallelMode::automatic) {
-      const int64_t longest = ceil_div(pairs, layout.threads);
-      images = pairs >= layout.threads && longest * layout.threads * 4 <= pairs * 5;
-    }
-  }
-  layout.workers = images ? std::min<int64_t>(layout.threads, pairs) : 1;
-  layout.mode = layout.workers > 1 ? ParallelMode::images : ParallelMode::gemm;
-  // Our threads times the GEMM's never exceed T: T slices with one-thread GEMMs, or one slice
-  // whose GEMM takes all T (T defaults to the CPUs this process may run on).
-  layout.gemm_threads = layout.workers > 1 ? 1 : layout.threads;
 
   // GEMM columns per block: a library packs its operands and runs best on wide products
   // (kTargetColumns); the unpacked GEMM reads its column block as it lies, so it keeps the
@@ -212,6 +197,58 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.product_share = share;
     layout.transposed = transposed;
   }
+  if (options.parallel == ParallelMode::channels && !layout.tap_classes) {
+    throw Error(ErrorCode::unsupported,
+                "cpu.im2col parallel=channels on " + p.descriptor() + " " + to_string(pass) +
+                    ": it splits the tap classes' GEMMs, and this plan runs none (taps=all, a "
+                    "tile, backward-filter, or taps=auto where they would skip under 5 % of "
+                    "the products)");
+  }
+
+  // Threads. Under tap classes, each class GEMM's output channels (channels mode) where
+  // splitting the images would narrow the classes' GEMMs too far (below). Otherwise slices in
+  // parallel when the pairs split within 25% of evenly (an uneven split
+  // idles threads for the longest slice), else the GEMM's own threads. Images and channels
+  // mode need OpenMP; without it the build falls back to gemm mode.
+  // Channels mode shares one column buffer between the threads and meets at two barriers per
+  // class GEMM, which cost more than they save unless images mode would leave classes narrower
+  // than a vector of columns; and each part needs a fair share of rows.
+  bool channels_pay = false;
+  if (layout.tap_classes && layout.threads > 1) {
+    const int64_t out_rows = transposed ? p.c_per_group() : p.k_per_group();
+    const int64_t worker_images = std::min(p.n, ceil_div(pairs, layout.threads));
+    int64_t narrow = 0;
+    for (const TapClass& c : classes) {
+      if (class_pixels(c) * worker_images < kChannelsNarrowColumns) {
+        narrow += class_pixels(c) * class_taps(c);
+      }
+    }
+    channels_pay = out_rows >= kChannelPartMinRows * layout.threads &&
+                   static_cast<double>(narrow) >=
+                       kChannelsMinNarrowShare * static_cast<double>(tap_class_products(classes));
+  }
+  bool images = false, channels = false;
+  if (layout.threads > 1 && kHaveOpenMP) {
+    if (options.parallel == ParallelMode::channels ||
+        (options.parallel == ParallelMode::automatic && channels_pay)) {
+      channels = true;
+    } else if (pairs > 1 && options.parallel == ParallelMode::images) {
+      images = true;
+    } else if (pairs > 1 && options.parallel == ParallelMode::automatic) {
+      const int64_t longest = ceil_div(pairs, layout.threads);
+      images = pairs >= layout.threads && longest * layout.threads * 4 <= pairs * 5;
+    }
+  }
+  layout.workers = images ? std::min<int64_t>(layout.threads, pairs) : 1;
+  layout.channel_parts = channels ? layout.threads : 1;
+  layout.mode = layout.workers > 1    ? ParallelMode::images
+                : channels            ? ParallelMode::channels
+                                      : ParallelMode::gemm;
+  // Our threads times the GEMM's never exceed T: T slices or T channel parts with one-thread
+  // GEMMs, or one slice whose GEMM takes all T (T defaults to the CPUs this process may run
+  // on).
+  layout.gemm_threads = layout.workers > 1 || channels ? 1 : layout.threads;
+
   // Images per GEMM: asked for, or enough to reach the target columns; never more than a
   // worker's pairs, the batch, or 32-bit GEMM columns.
   int64_t b = options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(target, pixels);
