@@ -304,10 +304,12 @@ TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
       options.taps = im2col::TapMode::in_image;  // channels mode splits the classes' GEMMs
       options.backend = im2col::GemmBackend::unpacked;
       const im2col::Im2colLayout layout = im2col::im2col_layout(p, Pass::forward, options, threads);
-      const int64_t own = layout.workers * layout.channel_parts;
+      const int64_t own = layout.workers;
       EXPECT_EQ(own * layout.gemm_threads, threads) << to_string(mode);
       if (mode == im2col::ParallelMode::gemm) EXPECT_EQ(own, 1);
-      if (mode == im2col::ParallelMode::channels) EXPECT_EQ(layout.workers, 1);
+      if (mode == im2col::ParallelMode::channels && threads > 1) {
+        EXPECT_EQ(layout.mode, im2col::ParallelMode::channels);
+      }
       const auto plan = im2col::CpuIm2col(options).plan(p, Pass::forward);
       std::map<std::string, std::string> details(plan->info().details.begin(),
                                                  plan->info().details.end());
@@ -373,7 +375,11 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                   pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1;
               const Im2colGeometry g =
                   transposed ? transposed_geometry(p) : make_im2col_geometry(p, 1);
-              const int64_t longest = std::min(p.n, (p.groups * p.n + workers - 1) / workers);
+              // A worker's images: its slice's, or (channels mode) every image.
+              const int64_t longest =
+                  layout.mode == im2col::ParallelMode::channels
+                      ? p.n
+                      : std::min(p.n, (p.groups * p.n + workers - 1) / workers);
               int64_t largest_col = 0, widest = 0, most_taps = 0;
               for (const TapClass& c :
                    tap_classes(g, transposed ? ClassCut::exact : ClassCut::merged)) {
@@ -382,8 +388,15 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                 int64_t bc = images > 0 ? images : (256 + px - 1) / px;
                 bc = std::clamp<int64_t>(bc, 1, longest);
                 bc = (longest + (longest + bc - 1) / bc - 1) / ((longest + bc - 1) / bc);
+                // The forward form's column buffer holds a block of channels of at most 256 rows
+                // (whole channels, at least one); the adjoint's the whole class.
+                const int64_t channels =
+                    transposed || pass == Pass::forward
+                        ? std::clamp<int64_t>(256 / std::max<int64_t>(class_taps(c), 1), 1,
+                                              std::max<int64_t>(g.channels, 1))
+                        : g.channels;
                 largest_col =
-                    std::max(largest_col, g.channels * class_taps(c) * bc * class_pixels(c));
+                    std::max(largest_col, channels * class_taps(c) * bc * class_pixels(c));
                 widest = std::max(widest, bc * class_pixels(c));
               }
               col = pad16(largest_col);
@@ -400,7 +413,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             // columns (each takes a share in multiples of 64); none for the libraries that keep
             // their own.
             const int64_t kg = p.k_per_group();
-            const int gemm_threads = workers > 1 || layout.channel_parts > 1 ? 1 : 2;
+            const int gemm_threads = workers > 1 ? 1 : 2;
             int64_t gemm = 0;
             if (layout.backend == im2col::GemmBackend::eigen) {
               const CpuIsa any = CpuIsa::generic;
@@ -566,15 +579,15 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
 
   const im2col::Im2colLayout layout =
       im2col::im2col_layout(seven, Pass::backward_data, unpacked, 2);
-  EXPECT_EQ(layout.workers, 1);
-  EXPECT_EQ(layout.channel_parts, 2);
+  EXPECT_EQ(layout.workers, 2);
   EXPECT_EQ(layout.gemm_threads, 1);
-  // The classes batch a whole batch's images, as with one thread, in one set of buffers.
+  // Each worker batches the whole batch's images, as one thread does, in buffers of its own;
+  // the flipped filter is one for all.
   const im2col::Im2colLayout one = im2col::im2col_layout(seven, Pass::backward_data, unpacked, 1);
   EXPECT_EQ(layout.class_images, one.class_images);
-  EXPECT_EQ(layout.workspace_bytes, one.workspace_bytes);
-  EXPECT_NE(layout.describe().find("parallel channels (1 worker, 2 threads, gemm 1, channel "
-                                   "parts 2)"),
+  const auto flipped = static_cast<std::size_t>(4 * one.flipped);
+  EXPECT_EQ(layout.workspace_bytes - flipped, 2 * (one.workspace_bytes - flipped));
+  EXPECT_NE(layout.describe().find("parallel channels (2 workers, 2 threads, gemm 1)"),
             std::string::npos)
       << layout.describe();
 

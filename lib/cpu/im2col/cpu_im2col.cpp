@@ -45,7 +45,10 @@
 // im2col_tap_classes.hpp): the filter is flipped into the workspace once per run, and each
 // dx pixel is one dot product over its in-image taps, with no col2im. Its classes are exact
 // (no padding tap at the corners), since there the zeros would meet the filter: a NaN in w
-// must reach only the dx elements its products reach.
+// must reach only the dx elements its products reach. The forward form builds col_k a block
+// of whole input channels (kClassDepthRows rows) at a time and multiplies each block while it
+// is in cache, adding into the stage (beta 1 after the first block), so its buffer holds one
+// block.
 //
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
@@ -59,11 +62,10 @@
 // Threads (T = convlab::num_threads() at plan time). The (group, image) pairs, Q = g*N, are
 // split into `workers` contiguous slices; in "images" mode each of T OpenMP threads runs a
 // slice with a single-threaded GEMM and its own buffers, in "gemm" mode one slice covers
-// everything and the GEMM library gets T threads, in "channels" mode (tap classes) one slice
-// covers everything and the T threads split each class GEMM's output rows, the column buffer
-// it reads and the pixels it writes, meeting at a barrier after each copy into the shared
-// buffers and after each GEMM (every output element still one thread's dot product, in the
-// same order: the bits do not depend on T). Backward-filter in images mode gives each
+// everything and the GEMM library gets T threads, in "channels" mode (tap classes) each of T
+// workers runs every image for its share of each class GEMM's output rows, copying every
+// column buffer itself (each output element is still one dot product in the one-thread order:
+// the bits do not depend on T). Backward-filter in images mode gives each
 // extra worker a private dW ("partial") added into dw in worker order afterwards (the
 // threads split the elements of that sum), so the result depends on T but not on
 // scheduling: deterministic for a fixed thread count.
@@ -73,7 +75,9 @@
 //   stage   = b > 1 ? pad16(Kg * b*P) : 0
 //   partial = bwd_filter ? pad16(K * L) : 0
 //   gemm    = the GEMM's scratch (gemm.hpp)
-//   tap classes: col = pad16(max_k Cg*taps_k * b_k*P_k), stage = pad16(Kg * max_k b_k*P_k),
+//   tap classes: col = pad16(max_k Cb_k*taps_k * b_k*P_k), Cb_k = Cg for the adjoint
+//                backward-data, else a block of min(Cg, max(1, 256 / taps_k)) channels,
+//                stage = pad16(Kg * max_k b_k*P_k),
 //                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class);
 //                transposed backward-data: Kg and Cg swap places, flipped = pad16(K*C/g*R*S)
 //   bytes   = 4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial + flipped)
@@ -86,7 +90,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <atomic>
 #include <cstring>
 #include <exception>
 
@@ -119,53 +122,17 @@ struct RowRange {
   int64_t begin = 0, end = 0;
 };
 
-// The threads of channels mode, as seen by one of them: part `index` of `count`. Each class
-// step splits its rows with share() and meets the other parts at sync(). Work that throws is
-// recorded and the rest skipped, while every thread still reaches every barrier: an exception
-// may not leave an OpenMP region, nor a thread miss a barrier the others wait at.
-class Parts {
- public:
-  Parts() = default;
-  Parts(int index, int count, std::exception_ptr* failure, std::atomic<bool>* failed)
-      : index_(index), count_(count), failure_(failure), failed_(failed) {}
-
-  bool first() const { return index_ == 0; }
-
+// Which of a class GEMM's output rows a worker computes: part `index` of `count` (channels
+// mode), or all of them.
+struct RowPart {
+  int64_t index = 0, count = 1;
   // This part's [begin, end) of n rows, cut at multiples of `unit` (the GEMM's register tile
   // rows) where the split allows.
   RowRange share(int64_t n, int64_t unit = 1) const {
     const int64_t units = (n + unit - 1) / unit;
-    return {std::min(n, units * index_ / count_ * unit),
-            std::min(n, units * (index_ + 1) / count_ * unit)};
+    return {std::min(n, units * index / count * unit),
+            std::min(n, units * (index + 1) / count * unit)};
   }
-
-  template <class Work>
-  void work(Work&& run) const {
-    if (count_ == 1) return run();
-    if (failed_->load(std::memory_order_relaxed)) return;
-    try {
-      run();
-    } catch (...) {
-#ifdef _OPENMP
-#pragma omp critical(convlab_im2col_failure)
-#endif
-      if (!*failure_) *failure_ = std::current_exception();
-      failed_->store(true, std::memory_order_relaxed);
-    }
-  }
-
-  void sync() const {
-#ifdef _OPENMP
-    if (count_ > 1) {
-#pragma omp barrier
-    }
-#endif
-  }
-
- private:
-  int index_ = 0, count_ = 1;
-  std::exception_ptr* failure_ = nullptr;
-  std::atomic<bool>* failed_ = nullptr;
 };
 
 // One worker's buffers for the tap classes; index holds the current class's filter columns.
@@ -210,7 +177,7 @@ class Im2colPlan final : public Plan {
          layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
     info_.details.insert(info_.details.begin(),
                          {{"layout", layout_.describe()},
-                          {"own_threads", std::to_string(layout_.workers * layout_.channel_parts)},
+                          {"own_threads", std::to_string(layout_.workers)},
                           {"gemm_threads", std::to_string(layout_.gemm_threads)}});
     if (layout_.tile > 0) info_.tile = std::to_string(layout_.tile) + " pixels";
   }
@@ -255,23 +222,6 @@ class Im2colPlan final : public Plan {
       if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
       for (int64_t v = 0; v < layout_.workers; ++v) slice(v);
       if (reduce && !failure) reduce_partials(t.w, base, 0, 1);
-#endif
-      if (failure) std::rethrow_exception(failure);
-    } else if (layout_.channel_parts > 1) {
-      set_gemm_threads(backend_, layout_.gemm_threads);
-      std::exception_ptr failure;
-      std::atomic<bool> failed{false};
-#ifdef _OPENMP
-#pragma omp parallel num_threads(layout_.channel_parts)
-      {
-        const Parts parts(omp_get_thread_num(), omp_get_num_threads(), &failure, &failed);
-        if (layout_.flipped > 0) {
-          parts.work([&] { flip_filter(t.w, flipped_of(base), omp_get_thread_num(),
-                                       omp_get_num_threads()); });
-          parts.sync();
-        }
-        run_classes(0, p_.groups * p_.n, t, class_buffers(0, base), parts);
-      }
 #endif
       if (failure) std::rethrow_exception(failure);
     } else {
@@ -322,6 +272,9 @@ class Im2colPlan final : public Plan {
   // images of one group, each through the pass's GEMMs.
   void run_slice(int64_t v, const Tensors& t, float* base) const {
     const int64_t pairs = p_.groups * p_.n;
+    if (layout_.mode == ParallelMode::channels) {
+      return run_classes(0, pairs, t, class_buffers(v, base), RowPart{v, layout_.workers});
+    }
     const int64_t begin = pairs * v / layout_.workers, end = pairs * (v + 1) / layout_.workers;
     float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
@@ -331,7 +284,7 @@ class Im2colPlan final : public Plan {
       if (v > 0) dw = partial_of(v, base);
       std::fill(dw, dw + p_.w_elems(), 0.0f);
     }
-    if (layout_.tap_classes) return run_classes(begin, end, t, class_buffers(v, base), Parts());
+    if (layout_.tap_classes) return run_classes(begin, end, t, class_buffers(v, base), RowPart());
     for (int64_t q = begin; q < end;) {
       Chunk chunk;
       chunk.group = q / p_.n;
@@ -468,18 +421,18 @@ class Im2colPlan final : public Plan {
 
   // Tap classes: the pairs [begin, end) by runs of one group's images; per run, each class
   // over those images in chunks of its own images per GEMM. Backward-data adds the classes
-  // into dx, so the run's images start at zero. `parts` splits every step over the threads of
-  // channels mode (one part otherwise); the buffers are then the one set all parts share.
+  // into dx, so the run's images start at zero. `part` is the share of every class GEMM's
+  // output rows this worker computes (channels mode; all of them otherwise).
   void run_classes(int64_t begin, int64_t end, const Tensors& t, const ClassBuffers& b,
-                   const Parts& parts) const {
+                   const RowPart& part) const {
     for (int64_t q = begin; q < end;) {
       Chunk run;
       run.group = q / p_.n;
       run.image = q % p_.n;
       run.count = std::min(end - q, p_.n - run.image);
       if (pass_ == Pass::backward_data && !layout_.transposed) {
-        // Each part adds only into its own channels of dx, so it zeroes those.
-        const RowRange mine = parts.share(geometry_.channels);
+        // A part adds only into its own channels of dx, so it zeroes those.
+        const RowRange mine = part.share(geometry_.channels);
         const int64_t plane = plane_elems(geometry_);
         for (int64_t m = 0; m < run.count; ++m) {
           float* planes = t.x + x_offset(run) + m * geometry_.image_stride;
@@ -487,11 +440,7 @@ class Im2colPlan final : public Plan {
         }
       }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
-        // Read by every part's GEMM after the class's first barrier; the last barrier of the
-        // previous class keeps it from changing under a GEMM still running.
-        if (parts.first()) {
-          parts.work([&] { tap_class_rows(class_geometry_, classes_[k], b.index); });
-        }
+        tap_class_rows(class_geometry_, classes_[k], b.index);
         // As many chunks as the class's images per GEMM gives, of even size.
         const int64_t most = layout_.class_images[k];
         int64_t chunks = (run.count + most - 1) / most;
@@ -501,14 +450,14 @@ class Im2colPlan final : public Plan {
           chunk.count = (run.count - m + chunks - 1) / chunks;  // never above `most`
           if (pass_ == Pass::forward) {
             multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
-                           col_rows(geometry_), p_.k, t.y + y_offset(chunk), b, parts);
+                           col_rows(geometry_), p_.k, t.y + y_offset(chunk), b, part);
           } else if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
             multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk),
                            b.flipped + chunk.group * p_.c_per_group() * col_rows(class_geometry_),
-                           col_rows(class_geometry_), p_.c, t.x + x_offset(chunk), b, parts);
+                           col_rows(class_geometry_), p_.c, t.x + x_offset(chunk), b, part);
           } else {
-            backward_data_class(classes_[k], chunk, t, b, parts);
+            backward_data_class(classes_[k], chunk, t, b, part);
           }
           m += chunk.count;
         }
@@ -517,76 +466,57 @@ class Im2colPlan final : public Plan {
     }
   }
 
-  // One class of the class geometry over `images` images: a column buffer of the class's taps
-  // of `in` only, one GEMM that reads the filter's columns of those taps through the index
-  // (row stride `lda`), and the class's pixels of `out` (out_channels channels per image)
-  // written from the stage. Forward: in = x, out = y. Transposed backward-data: in = dy,
-  // out = dx, the filter read flipped and transposed. Parts split the column buffer by input
-  // channels and the GEMM, stage and output by output channels.
+  // One class of the class geometry over `images` images: the column buffer of the class's
+  // taps of `in` only, one GEMM that reads the filter's columns of those taps through the
+  // index (row stride `lda`), and the class's pixels of `out` (out_channels channels per
+  // image) written from the stage. Forward: in = x, out = y. Transposed backward-data: in =
+  // dy, out = dx, the filter read flipped and transposed. The column buffer is built one block
+  // of input channels at a time, each multiplied while it is in cache and added into the stage
+  // (beta 1 after the first block); the GEMM, stage and output cover the part's rows.
   void multiply_class(const TapClass& tc, int64_t images, const float* in, const float* w,
                       int64_t lda, int64_t out_channels, float* out, const ClassBuffers& b,
-                      const Parts& parts) const {
+                      const RowPart& part) const {
     Im2colGeometry g = class_geometry_;
     g.images = images;
     const int64_t out_rows = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
-    const int64_t taps = class_taps(tc);
-    const int64_t rows = g.channels * taps, cols = images * class_pixels(tc);
-    if (cols == 0) return;
-    const RowRange out_part = parts.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
-    const int64_t r0 = out_part.begin, r1 = out_part.end;
-    const int64_t out_plane = g.out_h * g.out_w;
-    if (rows > 0) {
-      parts.work([&] {
-        const RowRange part = parts.share(g.channels);
-        Im2colGeometry mine = g;
-        mine.channels = part.end - part.begin;
-        im2col_class_cpu(mine, tc, in + part.begin * plane_elems(g),
-                         b.col + part.begin * taps * cols);
-      });
-      parts.sync();
+    const int64_t taps = class_taps(tc), cols = images * class_pixels(tc);
+    const RowRange mine = part.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
+    if (cols == 0 || mine.end <= mine.begin) return;
+    float* stage = b.stage + mine.begin * cols;
+    if (taps == 0) {
+      // Every tap of these pixels reads padding.
+      std::fill(stage, stage + (mine.end - mine.begin) * cols, 0.0f);
     }
-    parts.work([&] {
-      if (r1 <= r0) return;
-      float* stage = b.stage + r0 * cols;
-      if (rows == 0) {
-        // Every tap of these pixels reads padding.
-        std::fill(stage, stage + (r1 - r0) * cols, 0.0f);
-      } else {
-        sgemm(backend_, false, false, r1 - r0, cols, rows, w + r0 * lda, lda, b.col, cols, 0.0f,
-              stage, cols, layout_.gemm_scratch, b.gemm, b.index);
-      }
-      scatter_class(g, tc, stage, r1 - r0, out_channels, out + r0 * out_plane);
-    });
-    parts.sync();
+    const int64_t block = class_channel_block(g.channels, taps);
+    for (int64_t c0 = 0; taps > 0 && c0 < g.channels; c0 += block) {
+      Im2colGeometry channels = g;
+      channels.channels = std::min(block, g.channels - c0);
+      im2col_class_cpu(channels, tc, in + c0 * plane_elems(g), b.col);
+      sgemm(backend_, false, false, mine.end - mine.begin, cols, channels.channels * taps,
+            w + mine.begin * lda, lda, b.col, cols, c0 == 0 ? 0.0f : 1.0f, stage, cols,
+            layout_.gemm_scratch, b.gemm, b.index + c0 * taps);
+    }
+    scatter_class(g, tc, stage, mine.end - mine.begin, out_channels,
+                  out + mine.begin * g.out_h * g.out_w);
   }
 
   // The adjoint: dY's pixels of the class staged, the class's taps' rows of col = W^T dY (the
-  // filter's columns through the index), added into dx. Parts split the staging by dY's
-  // channels and the GEMM and col2im by dx's.
+  // filter's columns through the index), added into dx; the GEMM and col2im over the part's
+  // dx channels.
   void backward_data_class(const TapClass& tc, const Chunk& c, const Tensors& t,
-                           const ClassBuffers& b, const Parts& parts) const {
+                           const ClassBuffers& b, const RowPart& part) const {
     const Im2colGeometry g = chunk_geometry(c);
     const int64_t kg = p_.k_per_group(), taps = class_taps(tc);
-    const int64_t rows = g.channels * taps, cols = c.count * class_pixels(tc);
-    if (cols == 0 || rows == 0) return;
-    parts.work([&] {
-      const RowRange part = parts.share(kg);
-      gather_class(g, tc, t.y + y_offset(c) + part.begin * g.out_h * g.out_w,
-                   part.end - part.begin, p_.k, b.stage + part.begin * cols);
-    });
-    parts.sync();
-    parts.work([&] {
-      const RowRange part = parts.share(g.channels);
-      const int64_t c0 = part.begin, c1 = part.end;
-      if (c1 <= c0) return;
-      float* col = b.col + c0 * taps * cols;
-      sgemm(backend_, true, false, (c1 - c0) * taps, cols, kg, t.w + w_offset(c), col_rows(g),
-            b.stage, cols, 0.0f, col, cols, layout_.gemm_scratch, b.gemm, b.index + c0 * taps);
-      Im2colGeometry mine = g;
-      mine.channels = c1 - c0;
-      col2im_class_add_cpu(mine, tc, col, t.x + x_offset(c) + c0 * plane_elems(g));
-    });
-    parts.sync();
+    const int64_t cols = c.count * class_pixels(tc);
+    const RowRange mine = part.share(g.channels);
+    if (cols == 0 || taps == 0 || mine.end <= mine.begin) return;
+    gather_class(g, tc, t.y + y_offset(c), kg, p_.k, b.stage);
+    Im2colGeometry channels = g;
+    channels.channels = mine.end - mine.begin;
+    sgemm(backend_, true, false, channels.channels * taps, cols, kg, t.w + w_offset(c),
+          col_rows(g), b.stage, cols, 0.0f, b.col, cols, layout_.gemm_scratch, b.gemm,
+          b.index + mine.begin * taps);
+    col2im_class_add_cpu(channels, tc, b.col, t.x + x_offset(c) + mine.begin * plane_elems(g));
   }
 
   ConvProblem p_;

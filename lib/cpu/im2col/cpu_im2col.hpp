@@ -4,6 +4,7 @@
 // tests and bench/micro include it to set options the registry's instance takes from the
 // environment.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -22,10 +23,10 @@ enum class ParallelMode {
               ///< split evenly enough, else gemm
   images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
   gemm,       ///< one slice after another; the GEMM library uses every thread
-  /// Tap classes only: one slice; every class GEMM's output channels (its rows) split over
-  /// the threads, each with a single-threaded GEMM, and the copies around it split likewise,
-  /// so that each GEMM is as wide as with one thread (images mode halves a narrow class's
-  /// columns at two threads: a 7x7 image's corner classes to 8).
+  /// Tap classes only: every thread runs every image, for its share of each class GEMM's
+  /// output rows (output channels), with a single-threaded GEMM and its own buffers, so that
+  /// each GEMM is as wide as with one thread (images mode halves a narrow class's columns at
+  /// two threads: a 7x7 image's corner classes to 8). Each thread copies every column buffer.
   channels,
 };
 const char* to_string(ParallelMode mode) noexcept;
@@ -101,6 +102,16 @@ inline constexpr int64_t kUnpackedTargetColumns = 256;
 /// classes batch further than whole images do (docs/strategy-im2col.md, "Tap classes").
 inline constexpr int64_t kClassTargetColumns = 256;
 
+/// Rows of a tap class's column buffer built and multiplied at once (forward and transposed
+/// backward-data): one depth block of the unpacked GEMM, so that the block is still in cache
+/// when its GEMM reads it, and the buffer holds one block instead of the whole class.
+inline constexpr int64_t kClassDepthRows = 256;
+/// Input channels per block of a class with `taps` taps: whole channels, at least one.
+inline int64_t class_channel_block(int64_t channels, int64_t taps) {
+  return std::clamp<int64_t>(kClassDepthRows / std::max<int64_t>(taps, 1), 1,
+                             std::max<int64_t>(channels, 1));
+}
+
 /// Buffers are padded to 16 floats so that every one starts on a 64-byte line.
 inline constexpr int64_t kAlignFloats = 16;
 
@@ -110,9 +121,9 @@ inline constexpr int64_t kAlignFloats = 16;
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
-  int64_t workers = 1;                     ///< slices run in parallel (1 in gemm and channels mode)
-  /// Threads splitting every class GEMM's rows and its copies (channels mode), else 1.
-  int channel_parts = 1;
+  /// Slices run in parallel (1 in gemm mode); channels mode: the parts of every class GEMM's
+  /// output rows, each worker with its own buffers over every image.
+  int64_t workers = 1;
   int gemm_threads = 1;                    ///< the GEMM library's threads: 1 with workers > 1
   int64_t images_per_gemm = 1;             ///< b (1 when tiled)
   /// Output pixels per column block, min(tile, OH*OW); 0 = untiled (whole images, b of them).
@@ -133,7 +144,9 @@ struct Im2colLayout {
   std::vector<int64_t> class_images;
   double product_share = 1.0;  ///< products multiplied against OH*OW*R*S (tap classes: < 1)
   int64_t col = 0;    ///< pad16(C/g*R*S * width), 0 when pointwise; width = tile or b*OH*OW;
-                      ///< tap classes: pad16(max over classes of C/g*taps * b*pixels)
+                      ///< tap classes: pad16(max over classes of channels*taps * b*pixels),
+                      ///< channels a block (class_channel_block), or C/g for the adjoint
+                      ///< backward-data
   int64_t stage = 0;  ///< pad16(K/g * b*OH*OW) if b > 1 (y, dy staged); tap classes:
                       ///< pad16(K/g * the widest class GEMM's columns), for any b
   /// Tap classes: the filter columns of the class being run (int64 indices, two floats each):

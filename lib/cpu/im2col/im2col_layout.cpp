@@ -124,7 +124,6 @@ std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
       << ", " << threads << " thread" << (threads == 1 ? "" : "s") << ", gemm " << gemm_threads
-      << (channel_parts > 1 ? ", channel parts " + std::to_string(channel_parts) : std::string())
       << "), ";
   if (tap_classes) {
     out << "images per GEMM by class";
@@ -239,20 +238,22 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       images = pairs >= layout.threads && longest * layout.threads * 4 <= pairs * 5;
     }
   }
-  layout.workers = images ? std::min<int64_t>(layout.threads, pairs) : 1;
-  layout.channel_parts = channels ? layout.threads : 1;
-  layout.mode = layout.workers > 1    ? ParallelMode::images
-                : channels            ? ParallelMode::channels
-                                      : ParallelMode::gemm;
+  layout.workers = images     ? std::min<int64_t>(layout.threads, pairs)
+                   : channels ? layout.threads
+                              : 1;
+  layout.mode = channels ? ParallelMode::channels
+                : images ? ParallelMode::images
+                         : ParallelMode::gemm;
   // Our threads times the GEMM's never exceed T: T slices or T channel parts with one-thread
   // GEMMs, or one slice whose GEMM takes all T (T defaults to the CPUs this process may run
   // on).
-  layout.gemm_threads = layout.workers > 1 || channels ? 1 : layout.threads;
+  layout.gemm_threads = layout.workers > 1 ? 1 : layout.threads;
 
   // Images per GEMM: asked for, or enough to reach the target columns; never more than a
   // worker's pairs, the batch, or 32-bit GEMM columns.
   int64_t b = options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(target, pixels);
-  const int64_t longest = std::min(p.n, ceil_div(pairs, layout.workers));
+  // A worker's images: its slice's, or (channels mode) every image.
+  const int64_t longest = std::min(p.n, channels ? pairs : ceil_div(pairs, layout.workers));
   b = std::min({b, longest, int64_t{INT_MAX} / pixels});
   // A tile blocks one image's columns, so it takes the images one at a time; the 1x1 shortcut
   // reads x in place and has no column buffer to block.
@@ -278,8 +279,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       bc = ceil_div(longest, ceil_div(longest, bc));
       layout.class_images.push_back(bc);
       const int64_t width = checked_mul(bc, class_pixels(c), "im2col columns");
-      col =
-          std::max(col, checked_mul(class_geometry.channels * class_taps(c), width, "im2col col"));
+      // The forward form builds its column buffer a block of channels at a time; the adjoint
+      // writes the whole class's from its GEMM.
+      const int64_t channels_c =
+          transposed || pass == Pass::forward
+              ? class_channel_block(class_geometry.channels, class_taps(c))
+              : class_geometry.channels;
+      col = std::max(col, checked_mul(channels_c * class_taps(c), width, "im2col col"));
       widest = std::max(widest, width);
     }
     // The stage holds a class's output pixels: y's K/g channels, or (transposed) dx's C/g.
