@@ -99,27 +99,36 @@ void add_rows(const float* src, int64_t width, int64_t rows, int64_t stride, flo
 
 // Plain loops rather than std::fill and std::copy: a class's rows are a few floats wide (an
 // edge class of a 7x7 image is one), where a library call per row costs more than the copy.
+// A tap's geometry depends on the channel only through the channel's plane, so it is worked
+// out once per tap and the channels run inside.
 void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group,
                       float* col) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t ld = g.images * pixels, row_step = g.stride_h * g.in_w, sw = g.stride_w;
-  float* d = col;
-  for (int64_t c = 0; c < g.channels; ++c) {
-    for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
-      for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j, d += ld) {
-        const ClassTap t = class_tap(g, tc, c, i, j);
-        // Every pixel of the class reads inside the image through this tap (the interior's
-        // taps, and most of the edges'): a plain copy of rows x width per image.
-        if (sw == 1 && t.span.begin == 0 && t.span.end == width && t.rows.begin == tc.rows.begin &&
-            t.rows.end == tc.rows.end) {
+  const int64_t taps = class_taps(tc), plane = plane_elems(g);
+  for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
+    for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
+      const ClassTap t = class_tap(g, tc, 0, i, j);
+      float* first = col + ((i - tc.taps_h.begin) * range_size(tc.taps_w) + (j - tc.taps_w.begin)) * ld;
+      // Every pixel of the class reads inside the image through this tap (the interior's
+      // taps, and most of the edges'): a plain copy of rows x width per image.
+      if (sw == 1 && t.span.begin == 0 && t.span.end == width && t.rows.begin == tc.rows.begin &&
+          t.rows.end == tc.rows.end) {
+        const int64_t rows = range_size(tc.rows);
+        const float* source = x_group + t.source + tc.rows.begin * row_step;
+        for (int64_t c = 0; c < g.channels; ++c) {
+          float* d = first + c * taps * ld;
           for (int64_t m = 0; m < g.images; ++m) {
-            copy_rows(x_group + m * g.image_stride + t.source + tc.rows.begin * row_step, row_step,
-                      range_size(tc.rows), width, d + m * pixels);
+            copy_rows(source + c * plane + m * g.image_stride, row_step, rows, width,
+                      d + m * pixels);
           }
-          continue;
         }
+        continue;
+      }
+      for (int64_t c = 0; c < g.channels; ++c) {
+        float* d = first + c * taps * ld;
         for (int64_t m = 0; m < g.images; ++m) {
-          const float* x = x_group + m * g.image_stride + t.source;
+          const float* x = x_group + m * g.image_stride + c * plane + t.source;
           float* out = d + m * pixels;
           for (int64_t oh = tc.rows.begin; oh < tc.rows.end; ++oh, out += width) {
             if (oh < t.rows.begin || oh >= t.rows.end) {
