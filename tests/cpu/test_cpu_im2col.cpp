@@ -137,8 +137,7 @@ TEST(CpuIm2col, EverySettingIsExact) {
     TapMode taps;
   };
   // Tiles of 1 and 7 pixels divide few outputs and 7 cuts output rows in the middle. The tap
-  // classes (backward-filter refuses them: unsupported, with the reason) run each class over
-  // a worker's images in chunks of their own size.
+  // classes run each class over a worker's images in chunks of their own size.
   const Setting settings[] = {{1, ParallelMode::gemm, 0, TapMode::all},
                               {2, ParallelMode::gemm, 0, TapMode::all},
                               {1, ParallelMode::images, 0, TapMode::all},
@@ -170,7 +169,7 @@ TEST(CpuIm2col, EverySettingIsExact) {
                                 im2col::to_string(s.taps);
       EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
       const int cases = static_cast<int>(problems.size() * all_passes().size());
-      EXPECT_EQ(summary.passed, s.taps == TapMode::in_image ? cases * 2 / 3 : cases) << label;
+      EXPECT_EQ(summary.passed, cases) << label;
     }
   }
   set_num_threads(2);
@@ -347,8 +346,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
         const im2col::CpuIm2col algo(options);
         for (const ConvProblem& p : problems) {
           for (Pass pass : all_passes()) {
-            if (taps == im2col::TapMode::in_image && (pass == Pass::backward_filter || tile > 0 ||
-                                                      backend != im2col::GemmBackend::unpacked)) {
+            if (taps == im2col::TapMode::in_image &&
+                (tile > 0 || backend != im2col::GemmBackend::unpacked)) {
               EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
               EXPECT_THROW(algo.plan(p, pass), Error);
               continue;
@@ -364,7 +363,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             if (tiled) EXPECT_EQ(b, 1);
             const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
             EXPECT_EQ(layout.tile, tiled ? cols : 0);
-            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, flipped = 0;
+            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, flipped = 0, panel = 0;
+            int64_t gemm_rows = rows, gemm_cols = cols;  // backward-filter's GEMM: Kg x these
             int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
             if (taps == im2col::TapMode::in_image) {
               // The largest class's column buffer and stage, each class batching images up to
@@ -380,23 +380,30 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                   layout.mode == im2col::ParallelMode::channels
                       ? p.n
                       : std::min(p.n, (p.groups * p.n + workers - 1) / workers);
-              int64_t largest_col = 0, widest = 0, most_taps = 0;
-              for (const TapClass& c :
-                   tap_classes(g, transposed ? ClassCut::exact : ClassCut::merged)) {
-                most_taps = std::max(most_taps, class_taps(c));
+              int64_t largest_col = 0, widest = 0, most_taps = 0, block_rows = 0, staged = 0;
+              const std::vector<TapClass> classes =
+                  tap_classes(g, transposed ? ClassCut::exact : ClassCut::merged);
+              for (const TapClass& c : classes) most_taps = std::max(most_taps, class_taps(c));
+              const bool filter = pass == Pass::backward_filter;
+              for (const TapClass& c : classes) {
                 const int64_t px = std::max<int64_t>(1, class_pixels(c));
-                int64_t bc = images > 0 ? images : (256 + px - 1) / px;
+                // Backward-filter: one chunk of every image of the worker per class.
+                int64_t bc = images > 0 ? images : filter ? longest : (256 + px - 1) / px;
                 bc = std::clamp<int64_t>(bc, 1, longest);
                 bc = (longest + (longest + bc - 1) / bc - 1) / ((longest + bc - 1) / bc);
-                // The forward form's column buffer holds a block of channels of at most 256 rows
-                // (whole channels, at least one); the adjoint's the whole class.
+                // The column buffer holds a block of channels of at most 256 rows (whole
+                // channels, at least one); the adjoint backward-data's the whole class.
+                // Backward-filter: one block for every class, by the most taps of a class.
+                const bool adjoint = pass == Pass::backward_data && !transposed;
                 const int64_t channels =
-                    transposed || pass == Pass::forward
-                        ? std::clamp<int64_t>(256 / std::max<int64_t>(class_taps(c), 1), 1,
-                                              std::max<int64_t>(g.channels, 1))
-                        : g.channels;
+                    adjoint ? g.channels
+                            : std::clamp<int64_t>(
+                                  256 / std::max<int64_t>(filter ? most_taps : class_taps(c), 1),
+                                  1, std::max<int64_t>(g.channels, 1));
                 largest_col =
                     std::max(largest_col, channels * class_taps(c) * bc * class_pixels(c));
+                block_rows = std::max(block_rows, channels * class_taps(c));
+                staged += class_pixels(c);
                 widest = std::max(widest, bc * class_pixels(c));
               }
               col = pad16(largest_col);
@@ -405,8 +412,20 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               flipped = transposed ? pad16(p.w_elems()) : 0;  // the flipped filter, shared
               EXPECT_TRUE(layout.tap_classes);
               EXPECT_EQ(layout.transposed, transposed);
+              if (pass == Pass::backward_filter) {
+                // The worker's dY staged class by class; a block's dW columns, and its GEMM
+                // (K/g x block x the class's columns) in place of the full buffer's.
+                stage = pad16(p.k_per_group() * staged * longest);
+                panel = pad16(p.k_per_group() * block_rows);
+                gemm_rows = block_rows;
+                gemm_cols = widest;
+              }
             }
-            const int64_t partial = pass == Pass::backward_filter ? pad16(p.w_elems()) : 0;
+            // Channels mode's workers sum disjoint rows of dW: no partials.
+            const int64_t partial =
+                pass == Pass::backward_filter && layout.mode != im2col::ParallelMode::channels
+                    ? pad16(p.w_elems())
+                    : 0;
             // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
             // GEMM, backward-filter's transposed B (the column buffer, Bᵀ of dW = dY colᵀ) in
             // blocks of 256 rows of its inner dimension by 64 columns, one per thread that has
@@ -427,15 +446,17 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                                                   gemm_threads, any);
               gemm = static_cast<int64_t>(scratch.bytes / 4);
             } else if (layout.backend == im2col::GemmBackend::unpacked &&
-                       pass == Pass::backward_filter && kg > 0 && rows > 0 && cols > 0) {
-              const int64_t units = (rows + 63) / 64;
+                       pass == Pass::backward_filter && kg > 0 && gemm_rows > 0 && gemm_cols > 0) {
+              const int64_t units = (gemm_rows + 63) / 64;
               const int64_t threads = std::min<int64_t>(gemm_threads, units);
               const int64_t share = (units + threads - 1) / threads * 64;
-              const int64_t used = (rows + share - 1) / share;  // threads with columns
-              gemm = used * pad16(std::min<int64_t>(cols, 256) * std::min<int64_t>(rows, 64));
+              const int64_t used = (gemm_rows + share - 1) / share;  // threads with columns
+              gemm = used * pad16(std::min<int64_t>(gemm_cols, 256) *
+                                  std::min<int64_t>(gemm_rows, 64));
             }
             const int64_t formula =
-                4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial + flipped);
+                4 * (workers * (col + stage + panel + gemm + index) + (workers - 1) * partial +
+                     flipped);
             auto plan = algo.plan(p, pass);
             ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
                 << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
@@ -531,17 +552,22 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
     EXPECT_EQ(layout.transposed, pass == Pass::backward_data);
     EXPECT_EQ(layout.flipped, pass == Pass::backward_data ? pad16(seven.w_elems()) : 0);
   }
-  EXPECT_FALSE(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 1).tap_classes);
+  // Backward-filter runs the forward form's five merged classes (its GEMM into the panel, added
+  // into dW's columns of the class's taps).
+  const auto filter_layout = im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 1);
+  EXPECT_TRUE(filter_layout.tap_classes);
+  EXPECT_EQ(filter_layout.class_count, 5);
+  EXPECT_FALSE(filter_layout.transposed);
+  EXPECT_GT(filter_layout.panel, 0);
+  // ... where they skip at least 12 % of the products: not at 14x14 (8.8 %).
+  EXPECT_FALSE(im2col::im2col_layout(fourteen, Pass::backward_filter, unpacked, 1).tap_classes);
   im2col::Im2colOptions all = unpacked;
   all.taps = TapMode::all;
   EXPECT_FALSE(im2col::im2col_layout(seven, Pass::forward, all, 1).tap_classes);
 
   im2col::Im2colOptions asked = unpacked;
   asked.taps = TapMode::in_image;
-  const Support filter = im2col::CpuIm2col(asked).supports(seven, Pass::backward_filter);
-  EXPECT_FALSE(filter);
-  EXPECT_NE(filter.reason.find("taps=in_image"), std::string::npos) << filter.reason;
-  EXPECT_NE(filter.reason.find("backward-filter"), std::string::npos) << filter.reason;
+  EXPECT_TRUE(im2col::CpuIm2col(asked).supports(seven, Pass::backward_filter));
   asked.tile = 16;
   const Support tiled = im2col::CpuIm2col(asked).supports(seven, Pass::forward);
   EXPECT_NE(tiled.reason.find("tile=16"), std::string::npos) << tiled.reason;
@@ -576,6 +602,10 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
   EXPECT_EQ(mode(fourteen, Pass::backward_data, 2), ParallelMode::images);
   EXPECT_EQ(mode(few_rows, Pass::backward_data, 2), ParallelMode::images);
   EXPECT_EQ(mode(seven, Pass::backward_data, 1), ParallelMode::gemm);
+  // Backward-filter under tap classes: its workers sum disjoint rows of dW, no partials.
+  EXPECT_EQ(mode(seven, Pass::backward_filter, 2), ParallelMode::channels);
+  EXPECT_EQ(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 2).partial, 0);
+  EXPECT_GT(im2col::im2col_layout(fourteen, Pass::backward_filter, unpacked, 2).partial, 0);
 
   const im2col::Im2colLayout layout =
       im2col::im2col_layout(seven, Pass::backward_data, unpacked, 2);
@@ -595,10 +625,10 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
   asked.parallel = ParallelMode::channels;
   const ConvProblem large = testing::problem("mb2ic8ih56oc8kh3ph1");  // tiled, no classes
   for (Pass pass : all_passes()) {
-    const ConvProblem& p = pass == Pass::backward_filter ? seven : large;
+    EXPECT_FALSE(im2col::CpuIm2col(asked).supports(large, pass));
     try {
-      (void)im2col::CpuIm2col(asked).plan(p, pass);
-      ADD_FAILURE() << p.descriptor() << " " << to_string(pass) << " planned in channels mode";
+      (void)im2col::CpuIm2col(asked).plan(large, pass);
+      ADD_FAILURE() << large.descriptor() << " " << to_string(pass) << " planned in channels mode";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::unsupported);
       EXPECT_NE(std::string(e.what()).find("parallel=channels"), std::string::npos) << e.what();
@@ -608,7 +638,8 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
 
 // Channels mode gives every output element to one thread's dot product, summed as with one
 // thread: the bits do not depend on the thread count, in the forward classes, the transposed
-// backward-data and the adjoint (strided) one; run() stays inside its workspace.
+// backward-data, the adjoint (strided) one and backward-filter; run() stays inside its
+// workspace.
 TEST(CpuIm2col, ChannelsModeSameBitsOnAnyThreadCount) {
   const std::vector<ConvProblem> problems = {
       testing::problem("mb5ic20ih7oc40kh3ph1"), testing::problem("mb3ic13ih9oc7kh3ph1"),
@@ -619,7 +650,7 @@ TEST(CpuIm2col, ChannelsModeSameBitsOnAnyThreadCount) {
   options.taps = im2col::TapMode::in_image;
   options.parallel = im2col::ParallelMode::channels;
   for (const ConvProblem& p : problems) {
-    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    for (Pass pass : all_passes()) {
       const HostTensors host = make_inputs(p, pass, run_seed());
       std::vector<float> first;
       for (int threads : {1, 2, 3, 4}) {

@@ -35,10 +35,11 @@
 // only, so the pixels fall into a few rectangles ("classes": for 3x3 pad 1 the top row, the
 // bottom row, the left and right edges and the interior) each with its own tap rectangle.
 // Per class k, with col_k holding only its taps' rows (c, i, j) and its pixels:
-//   forward        Y[Kg, pixels_k]  = W[Kg, taps_k] * col_k,  scattered into y
-//   backward-data  col_k = W[Kg, taps_k]^T * dY[Kg, pixels_k], added into dx (zeroed first)
+//   forward          Y[Kg, pixels_k]  = W[Kg, taps_k] * col_k,  scattered into y
+//   backward-data    col_k = W[Kg, taps_k]^T * dY[Kg, pixels_k], added into dx (zeroed first)
+//   backward-filter  dW[Kg, taps_k] += dY[Kg, pixels_k] * col_k^T, added into dW's columns
 // W[Kg, taps_k] is read through an index of its columns (the unpacked GEMM's a_index), never
-// copied. Each class runs over a worker's images of one group in chunks of its own size, so
+// copied; backward-filter's product goes through a panel and is added into those columns. Each class runs over a worker's images of one group in chunks of its own size, so
 // that narrow classes still make wide GEMMs. The products of taps that read padding are
 // gone: 16 % of them on a 7x7 image. With stride 1, backward-data instead runs the forward
 // classes of the transposed convolution (dy by the filter flipped, strategy/
@@ -139,9 +140,11 @@ struct RowPart {
 struct ClassBuffers {
   float* col;
   float* stage;
+  float* panel;  // backward-filter: one channel block's dW columns
   float* gemm;
   int64_t* index;
   const float* flipped;  // the transposed convolution's filter (transposed backward-data)
+  float* dw = nullptr;   // backward-filter: the worker's dW (dw, or its partial)
 };
 
 class Im2colPlan final : public Plan {
@@ -170,7 +173,7 @@ class Im2colPlan final : public Plan {
     const std::size_t per_worker = 4 * static_cast<std::size_t>(worker_floats());
     info_.workspace_split = {
         {"columns", static_cast<std::size_t>(4 * layout_.workers * layout_.col)},
-        {"stage", static_cast<std::size_t>(4 * layout_.workers * layout_.stage)},
+        {"stage", static_cast<std::size_t>(4 * layout_.workers * (layout_.stage + layout_.panel))},
         {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
         {"tap_index", static_cast<std::size_t>(4 * layout_.workers * layout_.index)},
         {"partials",
@@ -202,7 +205,7 @@ class Im2colPlan final : public Plan {
           if (!failure) failure = std::current_exception();
         }
       };
-      const bool reduce = pass_ == Pass::backward_filter;
+      const bool reduce = pass_ == Pass::backward_filter && layout_.partial > 0;
 #ifdef _OPENMP
       const int workers = static_cast<int>(layout_.workers);
 #pragma omp parallel num_threads(workers)
@@ -232,9 +235,9 @@ class Im2colPlan final : public Plan {
   }
 
  private:
-  // A worker's buffers, one after another: col, stage, gemm, index.
+  // A worker's buffers, one after another: col, stage, panel, gemm, index.
   int64_t worker_floats() const {
-    return layout_.col + layout_.stage + layout_.gemm + layout_.index;
+    return layout_.col + layout_.stage + layout_.panel + layout_.gemm + layout_.index;
   }
   float* partial_of(int64_t v, float* base) const {
     return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
@@ -243,10 +246,11 @@ class Im2colPlan final : public Plan {
   ClassBuffers class_buffers(int64_t v, float* base) const {
     float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
-    float* gemm = stage + layout_.stage;
+    float* panel = stage + layout_.stage;
+    float* gemm = panel + layout_.panel;
     // The index holds int64 values only; the workspace is raw storage, 64-byte aligned.
     auto* index = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
-    return {col, stage, gemm, index, flipped_of(base)};
+    return {col, stage, panel, gemm, index, flipped_of(base)};
   }
 
   // The flipped filter (strategy/im2col_tap_classes.hpp, flip_filter_rows) for part `part` of
@@ -273,7 +277,19 @@ class Im2colPlan final : public Plan {
   void run_slice(int64_t v, const Tensors& t, float* base) const {
     const int64_t pairs = p_.groups * p_.n;
     if (layout_.mode == ParallelMode::channels) {
-      return run_classes(0, pairs, t, class_buffers(v, base), RowPart{v, layout_.workers});
+      const RowPart part{v, layout_.workers};
+      ClassBuffers buffers = class_buffers(v, base);
+      if (pass_ == Pass::backward_filter) {
+        // Each worker sums its own rows of dW over every image: no partials.
+        buffers.dw = t.w;
+        const RowRange mine = part.share(p_.k_per_group(), cpu_gemm::kUnpackedSgemmRows);
+        const int64_t row = col_rows(geometry_);
+        for (int64_t group = 0; group < p_.groups; ++group) {
+          float* rows = t.w + (group * p_.k_per_group() + mine.begin) * row;
+          std::fill(rows, rows + (mine.end - mine.begin) * row, 0.0f);
+        }
+      }
+      return run_classes(0, pairs, t, buffers, part);
     }
     const int64_t begin = pairs * v / layout_.workers, end = pairs * (v + 1) / layout_.workers;
     float* col = base + v * worker_floats();
@@ -284,7 +300,11 @@ class Im2colPlan final : public Plan {
       if (v > 0) dw = partial_of(v, base);
       std::fill(dw, dw + p_.w_elems(), 0.0f);
     }
-    if (layout_.tap_classes) return run_classes(begin, end, t, class_buffers(v, base), RowPart());
+    if (layout_.tap_classes) {
+      ClassBuffers buffers = class_buffers(v, base);
+      buffers.dw = dw;
+      return run_classes(begin, end, t, buffers, RowPart());
+    }
     for (int64_t q = begin; q < end;) {
       Chunk chunk;
       chunk.group = q / p_.n;
@@ -439,15 +459,14 @@ class Im2colPlan final : public Plan {
           std::fill(planes + mine.begin * plane, planes + mine.end * plane, 0.0f);
         }
       }
+      if (pass_ == Pass::backward_filter) {
+        filter_classes(run, t, b, part);
+        q += run.count;
+        continue;
+      }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
         tap_class_rows(class_geometry_, classes_[k], b.index);
-        // As many chunks as the class's images per GEMM gives, of even size.
-        const int64_t most = layout_.class_images[k];
-        int64_t chunks = (run.count + most - 1) / most;
-        for (int64_t m = 0; m < run.count; --chunks) {
-          Chunk chunk = run;
-          chunk.image = run.image + m;
-          chunk.count = (run.count - m + chunks - 1) / chunks;  // never above `most`
+        for_each_chunk(run, k, [&](const Chunk& chunk, int64_t) {
           if (pass_ == Pass::forward) {
             multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
                            col_rows(geometry_), p_.k, t.y + y_offset(chunk), b, part);
@@ -459,8 +478,7 @@ class Im2colPlan final : public Plan {
           } else {
             backward_data_class(classes_[k], chunk, t, b, part);
           }
-          m += chunk.count;
-        }
+        });
       }
       q += run.count;
     }
@@ -498,6 +516,89 @@ class Im2colPlan final : public Plan {
     }
     scatter_class(g, tc, stage, mine.end - mine.begin, out_channels,
                   out + mine.begin * g.out_h * g.out_w);
+  }
+
+  // The chunks of one class over a run of images, in order, as many as the class's images per
+  // GEMM gives, of even size: f(chunk, the chunk's GEMM columns).
+  template <class F>
+  void for_each_chunk(const Chunk& run, std::size_t k, F&& f) const {
+    const int64_t most = layout_.class_images[k];
+    int64_t chunks = (run.count + most - 1) / most;
+    for (int64_t m = 0; m < run.count; --chunks) {
+      Chunk chunk = run;
+      chunk.image = run.image + m;
+      chunk.count = (run.count - m + chunks - 1) / chunks;  // never above `most`
+      f(chunk, chunk.count * class_pixels(classes_[k]));
+      m += chunk.count;
+    }
+  }
+
+  // Backward-filter over a run of one group's images: dW[Kg, class taps] += dY[Kg, class
+  // pixels] * col^T per class. dY is staged once, class by class and chunk by chunk (the run's
+  // dY, reordered); then per block of input channels, every class and chunk: the block's
+  // column buffer of the class, its product into the panel, and the panel added into dW's
+  // columns of the class's taps. A class's GEMM cannot write those columns itself (|taps_w|
+  // floats in a row, R*S apart); with the blocks outermost the dW rows of one block (K/g x
+  // channels x R*S) stay in cache while every class adds into them, where one pass over the
+  // whole dW per class and chunk cost more than the skipped products saved. The corners of the
+  // merged classes multiply a few padding zeros by dY, as taps=all multiplies every one.
+  void filter_classes(const Chunk& run, const Tensors& t, const ClassBuffers& b,
+                      const RowPart& part) const {
+    const RowRange mine = part.share(p_.k_per_group(), cpu_gemm::kUnpackedSgemmRows);
+    const int64_t kg = mine.end - mine.begin, filter_row = col_rows(geometry_);
+    const int64_t rs = p_.r * p_.s, out_plane = geometry_.out_h * geometry_.out_w;
+    if (kg <= 0) return;
+    float* stage = b.stage;
+    for (std::size_t k = 0; k < classes_.size(); ++k) {
+      for_each_chunk(run, k, [&](const Chunk& chunk, int64_t cols) {
+        gather_class(chunk_geometry(chunk), classes_[k],
+                     t.y + y_offset(chunk) + mine.begin * out_plane, kg, p_.k, stage);
+        stage += kg * cols;
+      });
+    }
+    float* dw = b.dw + w_offset(run) + mine.begin * filter_row;
+    const int64_t block = layout_.filter_block;
+    for (int64_t c0 = 0; c0 < geometry_.channels; c0 += block) {
+      const int64_t nb = std::min(block, geometry_.channels - c0);
+      const float* dy = b.stage;
+      for (std::size_t k = 0; k < classes_.size(); ++k) {
+        const TapClass& tc = classes_[k];
+        const int64_t taps = class_taps(tc), n = nb * taps;
+        // The block's filter columns of the class's taps, relative to the block's first.
+        int64_t* columns = b.index;
+        for (int64_t c = 0; c < nb; ++c) {
+          for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
+            for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
+              *columns++ = c * rs + i * p_.s + j;
+            }
+          }
+        }
+        // A class of every tap (the interior) owns the block's columns whole: its GEMM adds
+        // into dW in place.
+        const bool whole = taps == rs;
+        for_each_chunk(run, k, [&](const Chunk& chunk, int64_t cols) {
+          if (cols > 0 && taps > 0) {
+            Im2colGeometry g = chunk_geometry(chunk);
+            g.channels = nb;
+            im2col_class_cpu(g, tc, t.x + x_offset(chunk) + c0 * plane_elems(g), b.col);
+            float* block_dw = dw + c0 * rs;
+            if (whole) {
+              sgemm(backend_, false, true, kg, n, cols, dy, cols, b.col, cols, 1.0f, block_dw,
+                    filter_row, layout_.gemm_scratch, b.gemm);
+            } else {
+              sgemm(backend_, false, true, kg, n, cols, dy, cols, b.col, cols, 0.0f, b.panel, n,
+                    layout_.gemm_scratch, b.gemm);
+              for (int64_t r = 0; r < kg; ++r) {
+                float* row = block_dw + r * filter_row;
+                const float* sums = b.panel + r * n;
+                for (int64_t j = 0; j < n; ++j) row[b.index[j]] += sums[j];
+              }
+            }
+          }
+          dy += kg * cols;
+        });
+      }
+    }
   }
 
   // The adjoint: dY's pixels of the class staged, the class's taps' rows of col = W^T dY (the
@@ -593,10 +694,20 @@ Support CpuIm2col::supports_with(const ConvProblem& p, Pass pass,
     }
   }
   if (options.taps == TapMode::in_image) {
-    const std::string refusal = tap_classes_refusal(pass, options);
+    const std::string refusal = tap_classes_refusal(options);
     if (!refusal.empty()) {
       return Support::no(std::string(kName) + " taps=in_image " + p.descriptor() + " " +
                          to_string(pass) + ": " + refusal);
+    }
+  }
+  // Channels mode needs the tap classes, which taps=auto takes or not by the layer: the
+  // layout knows.
+  if (options.parallel == ParallelMode::channels) {
+    try {
+      (void)im2col_layout(p, pass, options, num_threads());
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unsupported) throw;
+      return Support::no(e.what());
     }
   }
   return Support::yes();
@@ -616,8 +727,9 @@ ErrorBound CpuIm2col::error_bound(const ConvProblem& p, Pass pass) const {
   // Each output is a sum of products rounded in fp32 along a chain of at most L additions:
   // forward L = C/g*R*S (one GEMM dot product); backward-data L = K/g + R*S (a K/g dot
   // product per tap, then at most R*S taps gathered), or K/g*R*S for stride 1 (below);
-  // backward-filter L = N*OH*OW + T (the GEMM's inner dimension b*OH*OW, accumulated over
-  // the chunks, plus the T partials).
+  // backward-filter L = 2*N*OH*OW + T (the GEMM's inner dimension b*OH*OW, accumulated over
+  // the chunks, plus the T partials; under tap classes each class's chunk sum is one more
+  // addition, and every chunk holds at least one of the N*OH*OW pixels).
   // Higham & Mary's probabilistic analysis (SIAM J. Sci. Comput. 41(5), 2019, Thm 3.1 and
   // its Hoeffding form): with independent mean-zero rounding errors |e| <= lambda*sqrt(L)*
   // u*sum|a||b| except with probability 2*exp(-lambda^2/2); lambda = 6 makes that 3e-8 per
@@ -634,7 +746,9 @@ ErrorBound CpuIm2col::error_bound(const ConvProblem& p, Pass pass) const {
           std::max(double(p.k_per_group()) + double(p.r) * p.s,
                    p.stride_h == 1 && p.stride_w == 1 ? double(p.k_per_group()) * p.r * p.s : 0.0);
       break;
-    case Pass::backward_filter: chain = double(p.n) * p.out_h() * p.out_w() + num_threads(); break;
+    case Pass::backward_filter:
+      chain = 2.0 * double(p.n) * p.out_h() * p.out_w() + num_threads();
+      break;
   }
   return ErrorBound{ErrorBound::Kind::elementwise, 6.0 * std::sqrt(chain) + 2.0, 0.0};
 }

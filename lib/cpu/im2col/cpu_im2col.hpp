@@ -44,6 +44,11 @@ const char* to_string(TapMode mode) noexcept;
 /// 16.3 % (docs/strategy-im2col.md, "Tap classes"); below 5 % their extra copies and narrower
 /// GEMMs have not been shown to pay...
 inline constexpr double kTapClassMinSaving = 0.05;
+/// Backward-filter's classes add each class's product into dW's scattered columns, which
+/// costs more: they were measured faster on ResNet-50's 7x7 layer (16.3 % of the products
+/// skipped) and not on its 14x14 (8.8 %) (docs/strategy-im2col.md,
+/// "Tap classes"); the threshold lies between those two.
+inline constexpr double kTapClassMinSavingFilter = 0.12;
 /// ...and come in at most this many classes: a kernel as wide as the image with as much
 /// padding gives a class per output row, GEMMs too narrow to pay (a "same" 7x7 kernel gives 13).
 inline constexpr int64_t kTapClassMaxAuto = 16;
@@ -116,8 +121,8 @@ inline int64_t class_channel_block(int64_t channels, int64_t taps) {
 inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
-///   workspace = 4 bytes * (workers * (col + stage + gemm + index) + (workers - 1) * partial
-///                          + flipped)
+///   workspace = 4 bytes * (workers * (col + stage + panel + gemm + index)
+///                          + (workers - 1) * partial + flipped)
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
@@ -130,8 +135,8 @@ struct Im2colLayout {
   /// Tiled, a GEMM is rows x tile wide and the blocks of one image follow one another.
   int64_t tile = 0;
   bool pointwise = false;  ///< 1x1 / stride 1 / pad 0: no column buffer
-  /// Tap classes (taps=in_image, forward and backward-data, whole images, gemm=unpacked): one
-  /// GEMM per class over its taps; col and stage then hold the largest class of b images.
+  /// Tap classes (taps=in_image, whole images, gemm=unpacked): one GEMM per class over its
+  /// taps; col and stage then hold the largest class of b images.
   bool tap_classes = false;
   int64_t class_count = 0;  ///< classes, when tap_classes
   /// Backward-data with stride 1 under tap classes: the exact forward classes of the
@@ -153,6 +158,12 @@ struct Im2colLayout {
   /// pad16(2 * C/g * the most taps of a class). Built per class in run(), so that the plan
   /// holds no index that grows with the filter.
   int64_t index = 0;
+  /// Backward-filter under tap classes: one channel block's dW columns, the product of a block
+  /// before it is added into dW's scattered columns: pad16(K/g * the most rows of a block).
+  int64_t panel = 0;
+  /// Backward-filter under tap classes: input channels per block, the same for every class
+  /// (class_channel_block of the most taps of a class).
+  int64_t filter_block = 0;
   /// Transposed backward-data: the flipped, transposed filter w'[g][c][k][i'][j'] =
   /// w[g][k][c][R-1-i'][S-1-j'], pad16(K*C/g*R*S), one for all workers, after the partials.
   int64_t flipped = 0;
@@ -166,9 +177,9 @@ struct Im2colLayout {
   std::string describe() const;
 };
 
-/// Why taps=in_image cannot run `pass` under `options` (backward-filter, a GEMM backend other
-/// than unpacked, a tile), or "" when it can.
-std::string tap_classes_refusal(Pass pass, const Im2colOptions& options);
+/// Why taps=in_image cannot run under `options` (a GEMM backend other than unpacked, a tile),
+/// or "" when it can.
+std::string tap_classes_refusal(const Im2colOptions& options);
 
 /// The layout of (problem, pass) under `options` with `threads` threads.
 Im2colLayout im2col_layout(const ConvProblem& problem, Pass pass, const Im2colOptions& options,

@@ -59,9 +59,8 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "instruction set of the unpacked GEMM's kernels (gemm=unpacked)"),
       choice_knob("taps", to_string(taps), {"auto", "all", "in_image"}, "",
                   "all: every tap, padding as zeros; in_image: per class of output pixels, a "
-                  "GEMM over the taps that read inside the image (gemm=unpacked, whole images, "
-                  "forward and backward-data); auto: in_image where that skips >= 5 % of the "
-                  "products"),
+                  "GEMM over the taps that read inside the image (gemm=unpacked, whole "
+                  "images); auto: in_image where that skips >= 5 % of the products"),
   };
 }
 
@@ -104,11 +103,7 @@ std::string percent(double share) {
 
 }  // namespace
 
-std::string tap_classes_refusal(Pass pass, const Im2colOptions& options) {
-  if (pass == Pass::backward_filter) {
-    return "backward-filter multiplies every tap (a class's GEMM would write scattered "
-           "filter columns)";
-  }
+std::string tap_classes_refusal(const Im2colOptions& options) {
   if (options.backend != GemmBackend::unpacked) {
     return std::string("gemm=") + to_string(options.backend) +
            " cannot read the filter's columns through an index; only gemm=unpacked can";
@@ -138,7 +133,8 @@ std::string Im2colLayout::describe() const {
                             percent(product_share) + " of the products)"
                       : std::string())
       << ", workspace " << workspace_bytes << " B (col " << col << ", stage " << stage
-      << ", gemm scratch " << gemm
+      << (panel > 0 ? ", panel " + std::to_string(panel) : std::string()) << ", gemm scratch "
+      << gemm
       << (tap_classes ? ", tap index " + std::to_string(index) : std::string()) << ", partial "
       << partial << " floats), gemm " << to_string(backend)
       << (backend == GemmBackend::unpacked ? std::string(" ") + to_string(gemm_scratch.isa)
@@ -178,15 +174,16 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const double share =
       static_cast<double>(tap_class_products(classes)) / static_cast<double>(pixels * p.r * p.s);
   if (options.taps == TapMode::in_image) {
-    const std::string refusal = tap_classes_refusal(pass, options);
+    const std::string refusal = tap_classes_refusal(options);
     if (!refusal.empty()) {
       throw Error(ErrorCode::unsupported, "cpu.im2col taps=in_image on " + p.descriptor() + " " +
                                               to_string(pass) + ": " + refusal);
     }
     layout.tap_classes = true;
   } else if (options.taps == TapMode::automatic) {
-    layout.tap_classes = tap_classes_refusal(pass, options).empty() && tile == 0 &&
-                         share <= 1.0 - kTapClassMinSaving &&
+    layout.tap_classes = tap_classes_refusal(options).empty() && tile == 0 &&
+                         share <= 1.0 - (pass == Pass::backward_filter ? kTapClassMinSavingFilter
+                                                                       : kTapClassMinSaving) &&
                          static_cast<int64_t>(classes.size()) <= kTapClassMaxAuto;
   }
   if (layout.tap_classes) {
@@ -200,18 +197,19 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     throw Error(ErrorCode::unsupported,
                 "cpu.im2col parallel=channels on " + p.descriptor() + " " + to_string(pass) +
                     ": it splits the tap classes' GEMMs, and this plan runs none (taps=all, a "
-                    "tile, backward-filter, or taps=auto where they would skip under 5 % of "
-                    "the products)");
+                    "tile, or taps=auto where they would skip under 5 % of the products)");
   }
 
-  // Threads. Under tap classes, each class GEMM's output channels (channels mode) where
-  // splitting the images would narrow the classes' GEMMs too far (below). Otherwise slices in
-  // parallel when the pairs split within 25% of evenly (an uneven split
-  // idles threads for the longest slice), else the GEMM's own threads. Images and channels
-  // mode need OpenMP; without it the build falls back to gemm mode.
-  // Channels mode shares one column buffer between the threads and meets at two barriers per
-  // class GEMM, which cost more than they save unless images mode would leave classes narrower
-  // than a vector of columns; and each part needs a fair share of rows.
+  // Threads. Under tap classes, each class GEMM's output channels (channels mode) where that
+  // pays (below). Otherwise slices in parallel when the pairs split within 25% of evenly (an
+  // uneven split idles threads for the longest slice), else the GEMM's own threads. Images and
+  // channels mode need OpenMP; without it the build falls back to gemm mode.
+  //
+  // A channels worker copies every column block itself, which costs more than it saves in
+  // forward and backward-data unless images mode would run a share of the products in class
+  // GEMMs narrower than a vector of columns. Backward-filter's workers besides sum disjoint
+  // rows of dW: no partial dW per worker to add, and the adds of its classes' products into
+  // dW's columns split between them. Each part needs a fair share of rows.
   bool channels_pay = false;
   if (layout.tap_classes && layout.threads > 1) {
     const int64_t out_rows = transposed ? p.c_per_group() : p.k_per_group();
@@ -223,8 +221,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       }
     }
     channels_pay = out_rows >= kChannelPartMinRows * layout.threads &&
-                   static_cast<double>(narrow) >=
-                       kChannelsMinNarrowShare * static_cast<double>(tap_class_products(classes));
+                   (pass == Pass::backward_filter ||
+                    static_cast<double>(narrow) >=
+                        kChannelsMinNarrowShare * static_cast<double>(tap_class_products(classes)));
   }
   bool images = false, channels = false;
   if (layout.threads > 1 && kHaveOpenMP) {
@@ -268,34 +267,58 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
+  std::array<int64_t, 3> class_filter_gemm{};  // m, n, k of backward-filter's class GEMMs
   if (layout.tap_classes) {
-    int64_t col = 0, widest = 0, most_taps = 0;
+    int64_t most_taps = 0;
+    for (const TapClass& c : classes) most_taps = std::max(most_taps, class_taps(c));
+    // Backward-filter runs every class over one block of channels at a time, so its block
+    // is one for all classes.
+    const bool filter = pass == Pass::backward_filter;
+    if (filter) layout.filter_block = class_channel_block(class_geometry.channels, most_taps);
+    int64_t col = 0, widest = 0, block_rows = 0, staged_pixels = 0;
     for (const TapClass& c : classes) {
-      most_taps = std::max(most_taps, class_taps(c));
       const int64_t pixels_c = std::max<int64_t>(1, class_pixels(c));
+      // Backward-filter's class GEMMs run over the pixels (their inner dimension): one chunk
+      // of all the worker's images adds each class into dW once.
       int64_t bc = options.images_per_gemm > 0 ? options.images_per_gemm
+                   : filter                    ? longest
                                                : ceil_div(kClassTargetColumns, pixels_c);
       bc = std::clamp<int64_t>(bc, 1, std::min(longest, int64_t{INT_MAX} / pixels_c));
       bc = ceil_div(longest, ceil_div(longest, bc));
       layout.class_images.push_back(bc);
       const int64_t width = checked_mul(bc, class_pixels(c), "im2col columns");
-      // The forward form builds its column buffer a block of channels at a time; the adjoint
-      // writes the whole class's from its GEMM.
+      // The column buffer is built a block of channels at a time, except by the adjoint
+      // backward-data, which writes the whole class's from its GEMM.
+      const bool adjoint = pass == Pass::backward_data && !transposed;
       const int64_t channels_c =
-          transposed || pass == Pass::forward
-              ? class_channel_block(class_geometry.channels, class_taps(c))
-              : class_geometry.channels;
+          adjoint  ? class_geometry.channels
+          : filter ? layout.filter_block
+                   : class_channel_block(class_geometry.channels, class_taps(c));
       col = std::max(col, checked_mul(channels_c * class_taps(c), width, "im2col col"));
+      block_rows = std::max(block_rows, channels_c * class_taps(c));
       widest = std::max(widest, width);
+      staged_pixels += class_pixels(c);
     }
-    // The stage holds a class's output pixels: y's K/g channels, or (transposed) dx's C/g.
-    const int64_t out_channels = transposed ? p.c_per_group() : p.k_per_group();
     layout.col = pad16(col);
-    layout.stage = pad16(checked_mul(out_channels, widest, "im2col stage"));
+    if (filter) {
+      // Backward-filter stages a run's dY class by class (K/g rows by every class's pixels of
+      // the worker's images: dY's size); per block, its GEMM puts dW's K/g rows by the block's
+      // columns into the panel, over a class chunk's pixels (its transposed B, the column
+      // block, through the GEMM's scratch).
+      layout.stage = pad16(checked_mul(checked_mul(p.k_per_group(), staged_pixels, "im2col stage"),
+                                       longest, "im2col stage"));
+      layout.panel = pad16(checked_mul(p.k_per_group(), block_rows, "im2col panel"));
+      class_filter_gemm = {p.k_per_group(), block_rows, widest};
+    } else {
+      // The stage holds a class's output pixels: y's K/g channels, or (transposed) dx's C/g.
+      const int64_t out_channels = transposed ? p.c_per_group() : p.k_per_group();
+      layout.stage = pad16(checked_mul(out_channels, widest, "im2col stage"));
+    }
     layout.index = pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
     if (transposed) layout.flipped = pad16(p.w_elems());
   }
-  layout.partial = pass == Pass::backward_filter && layout.workers > 1 ? pad16(p.w_elems()) : 0;
+  layout.partial =
+      pass == Pass::backward_filter && layout.workers > 1 && !channels ? pad16(p.w_elems()) : 0;
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
   const int64_t kg = p.k_per_group(), rows = col_rows(g);
@@ -311,12 +334,16 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       break;
     case Pass::backward_filter:
       layout.gemm_scratch =
-          plan_gemm_scratch(layout.backend, true, kg, rows, cols, layout.gemm_threads, isa);
+          layout.tap_classes
+              ? plan_gemm_scratch(layout.backend, true, class_filter_gemm[0], class_filter_gemm[1],
+                                  class_filter_gemm[2], layout.gemm_threads, isa)
+              : plan_gemm_scratch(layout.backend, true, kg, rows, cols, layout.gemm_threads, isa);
       break;
   }
   layout.gemm = static_cast<int64_t>(layout.gemm_scratch.bytes / sizeof(float));
   const int64_t per_worker =
-      checked_add(checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
+      checked_add(checked_add(checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
+                                          layout.panel, "im2col workspace"),
                               layout.gemm, "im2col workspace"),
                   layout.index, "im2col workspace");
   const int64_t floats =
