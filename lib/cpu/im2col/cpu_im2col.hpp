@@ -19,8 +19,8 @@ namespace convlab::im2col {
 
 /// How a run uses its threads. Never both levels at once (no oversubscription).
 enum class ParallelMode {
-  automatic,  ///< channels under tap classes, else images when the (image, group) pairs
-              ///< split evenly enough, else gemm
+  automatic,  ///< channels where it pays under tap classes (kChannelsMinNarrowShare), else
+              ///< images when the (image, group) pairs split evenly enough, else gemm
   images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
   gemm,       ///< one slice after another; the GEMM library uses every thread
   /// Tap classes only: every thread runs every image, for its share of each class GEMM's
@@ -44,22 +44,24 @@ const char* to_string(TapMode mode) noexcept;
 /// 16.3 % (docs/strategy-im2col.md, "Tap classes"); below 5 % their extra copies and narrower
 /// GEMMs have not been shown to pay...
 inline constexpr double kTapClassMinSaving = 0.05;
-/// Backward-filter's classes add each class's product into dW's scattered columns, which
-/// costs more: they were measured faster on ResNet-50's 7x7 layer (16.3 % of the products
-/// skipped) and not on its 14x14 (8.8 %) (docs/strategy-im2col.md,
-/// "Tap classes"); the threshold lies between those two.
-inline constexpr double kTapClassMinSavingFilter = 0.12;
 /// ...and come in at most this many classes: a kernel as wide as the image with as much
 /// padding gives a class per output row, GEMMs too narrow to pay (a "same" 7x7 kernel gives 13).
 inline constexpr int64_t kTapClassMaxAuto = 16;
+/// Backward-filter's classes add each class's product into dW's scattered columns, which
+/// costs more, so there they must skip at least this share: they were measured faster on
+/// ResNet-50's 7x7 layer (16.3 % of the products skipped) and not on its 14x14 (8.8 %)
+/// (docs/strategy-im2col.md, "Tap classes"); the threshold lies between those two.
+inline constexpr double kTapClassMinSavingFilter = 0.12;
 
-/// parallel=auto takes channels mode under tap classes where images mode would run classes
+/// parallel=auto takes channels mode in backward-filter under tap classes (its workers then
+/// sum disjoint rows of dW), and in the other passes where images mode would run classes
 /// holding at least kChannelsMinNarrowShare of the products in GEMMs narrower than
 /// kChannelsNarrowColumns (one AVX-512 vector: the unpacked GEMM's lanes half empty at 8), and
 /// every part gets at least kChannelPartMinRows of a class GEMM's output rows (8 register
 /// tiles). Measured at two threads on ResNet-50 (docs/strategy-im2col.md, "Channels mode"):
 /// the 7x7 layer's backward-data, whose exact corner classes hold 4.4 % of the products in
-/// 8-column GEMMs, gains; its 14x14 layer's (1.0 %) loses, as do both forward passes (none).
+/// 8-column GEMMs, gains; its 14x14 layer's (1.0 %) loses; forward (no class under 40
+/// columns) ran no faster at 7x7 and slower at 14x14.
 inline constexpr int64_t kChannelsNarrowColumns = 16;
 inline constexpr double kChannelsMinNarrowShare = 0.02;
 inline constexpr int64_t kChannelPartMinRows = 48;

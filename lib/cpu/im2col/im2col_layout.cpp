@@ -46,8 +46,8 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
       choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm", "channels"},
                   "CONVLAB_IM2COL_PARALLEL",
                   "threads over (image, group) slices, inside the GEMM, over each tap class "
-                  "GEMM's output channels (tap classes only), or auto: channels under tap "
-                  "classes, else images or gemm by balance"),
+                  "GEMM's output channels (tap classes only), or auto: channels where it pays "
+                  "under tap classes, else images or gemm by balance"),
       integer_knob("tile", tile == kAutoTile ? "auto" : std::to_string(tile), 0, INT_MAX,
                    /*allow_auto=*/true, "",
                    "output pixels per column block (buffer C/g*R*S x tile); 0: whole images; "
