@@ -39,8 +39,9 @@
 //   backward-data    col_k = W[Kg, taps_k]^T * dY[Kg, pixels_k], added into dx (zeroed first)
 //   backward-filter  dW[Kg, taps_k] += dY[Kg, pixels_k] * col_k^T, added into dW's columns
 // W[Kg, taps_k] is read through an index of its columns (the unpacked GEMM's a_index), never
-// copied; backward-filter's product goes through a panel and is added into those columns. Each class runs over a worker's images of one group in chunks of its own size, so
-// that narrow classes still make wide GEMMs. The products of taps that read padding are
+// copied; backward-filter's product goes through a panel and is added into those columns.
+// Each class runs over a worker's images of one group in chunks of its own size, so that
+// narrow classes still make wide GEMMs. The products of taps that read padding are
 // gone: 16 % of them on a 7x7 image. With stride 1, backward-data instead runs the forward
 // classes of the transposed convolution (dy by the filter flipped, strategy/
 // im2col_tap_classes.hpp): the filter is flipped into the workspace once per run, and each
@@ -81,10 +82,14 @@
 //                stage = pad16(Kg * max_k b_k*P_k),
 //                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class);
 //                transposed backward-data: Kg and Cg swap places, flipped = pad16(K*C/g*R*S)
-//   bytes   = 4 * (workers * (col + stage + gemm + index) + (workers - 1) * partial + flipped)
-// Worker v's buffers start at v*(col + stage + gemm + index) in that order; the partials
-// follow all workers, the flipped filter the partials. run() allocates nothing itself; what the GEMM libraries and the OpenMP
-// runtime allocate inside is measured in docs/strategy-im2col.md and docs/memory-honesty.md.
+//                backward-filter: a block for all classes, stage = pad16(Kg * sum_k P_k *
+//                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
+//   bytes   = 4 * (workers * (col + stage + panel + gemm + index) + (workers - 1) * partial
+//                  + flipped)
+// Worker v's buffers start at v*(col + stage + panel + gemm + index) in that order; the
+// partials follow all workers, the flipped filter the partials. run() allocates nothing
+// itself; what the GEMM libraries and the OpenMP runtime allocate inside is measured in
+// docs/strategy-im2col.md and docs/memory-honesty.md.
 
 #include "cpu_im2col.hpp"
 

@@ -109,7 +109,8 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
   for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
     for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
       const ClassTap t = class_tap(g, tc, 0, i, j);
-      float* first = col + ((i - tc.taps_h.begin) * range_size(tc.taps_w) + (j - tc.taps_w.begin)) * ld;
+      const int64_t tap = (i - tc.taps_h.begin) * range_size(tc.taps_w) + (j - tc.taps_w.begin);
+      float* first = col + tap * ld;
       // Every pixel of the class reads inside the image through this tap (the interior's
       // taps, and most of the edges'): a plain copy of rows x width per image.
       if (sw == 1 && t.span.begin == 0 && t.span.end == width && t.rows.begin == tc.rows.begin &&
