@@ -130,11 +130,13 @@ TEST(CpuIm2col, EverySettingIsExact) {
   }
   using im2col::ParallelMode;
   using im2col::TapMode;
+  using im2col::DataForm;
   struct Setting {
     int64_t images;
     ParallelMode mode;
     int64_t tile;
     TapMode taps;
+    DataForm bwd_data = DataForm::automatic;
   };
   // Tiles of 1 and 7 pixels divide few outputs and 7 cuts output rows in the middle. The tap
   // classes run each class over a worker's images in chunks of their own size.
@@ -151,7 +153,10 @@ TEST(CpuIm2col, EverySettingIsExact) {
                               {2, ParallelMode::images, 0, TapMode::in_image},
                               {0, ParallelMode::automatic, 0, TapMode::in_image},
                               {0, ParallelMode::channels, 0, TapMode::in_image},
-                              {2, ParallelMode::channels, 0, TapMode::in_image}};
+                              {2, ParallelMode::channels, 0, TapMode::in_image},
+                              {0, ParallelMode::images, 0, TapMode::all, DataForm::col2im},
+                              {0, ParallelMode::gemm, 7, TapMode::all, DataForm::col2im},
+                              {2, ParallelMode::images, 0, TapMode::in_image, DataForm::col2im}};
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (const Setting& s : settings) {
@@ -161,12 +166,14 @@ TEST(CpuIm2col, EverySettingIsExact) {
       options.tile = s.tile;
       options.backend = im2col::GemmBackend::unpacked;
       options.taps = s.taps;
+      options.bwd_data = s.bwd_data;
       const im2col::CpuIm2col algo(options);
       const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
       const std::string label = std::to_string(threads) + " threads, " + std::to_string(s.images) +
                                 " images per GEMM, parallel " + im2col::to_string(s.mode) +
                                 ", tile " + std::to_string(s.tile) + ", taps " +
-                                im2col::to_string(s.taps);
+                                im2col::to_string(s.taps) + ", bwd_data " +
+                                im2col::to_string(s.bwd_data);
       EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
       const int cases = static_cast<int>(problems.size() * all_passes().size());
       EXPECT_EQ(summary.passed, cases) << label;
@@ -354,18 +361,34 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             }
             const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
             const int64_t b = layout.images_per_gemm, workers = layout.workers;
-            const int64_t pixels = p.out_h() * p.out_w(), rows = p.c_per_group() * p.r * p.s;
             const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                                    p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
                                    p.end_pad_w() == 0;
+            // With every tap, a stride-1 backward-data padded on every side at least as much
+            // as its transposed convolution, with K/g <= C/g, is that convolution: dy's K/g
+            // channels in the column buffer, dx's C/g pixels its columns and rows of the GEMM.
+            const auto pads = [](int64_t reach, int64_t begin, int64_t end) {
+              return reach - begin <= begin && reach - end <= end;
+            };
+            const bool transposed_all =
+                taps == im2col::TapMode::all && pass == Pass::backward_data && !pointwise &&
+                p.stride_h == 1 && p.stride_w == 1 && p.k_per_group() <= p.c_per_group() &&
+                pads(p.dilation_h * (p.r - 1), p.pad_h, p.end_pad_h()) &&
+                pads(p.dilation_w * (p.s - 1), p.pad_w, p.end_pad_w());
+            EXPECT_EQ(layout.transposed && !layout.tap_classes, transposed_all)
+                << p.descriptor();
+            const int64_t pixels = transposed_all ? p.h * p.w : p.out_h() * p.out_w();
+            const int64_t rows = (transposed_all ? p.k_per_group() : p.c_per_group()) * p.r * p.s;
+            const int64_t out_rows = transposed_all ? p.c_per_group() : p.k_per_group();
             // A tile: one image at a time, a buffer tile (at most the image) wide.
             const bool tiled = tile > 0 && !pointwise;
             if (tiled) EXPECT_EQ(b, 1);
             const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
             EXPECT_EQ(layout.tile, tiled ? cols : 0);
-            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, flipped = 0, panel = 0;
+            int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, panel = 0;
+            int64_t flipped = transposed_all ? pad16(p.w_elems()) : 0;
             int64_t gemm_rows = rows, gemm_cols = cols;  // backward-filter's GEMM: Kg x these
-            int64_t stage = b > 1 ? pad16(p.k_per_group() * b * pixels) : 0;
+            int64_t stage = b > 1 ? pad16(out_rows * b * pixels) : 0;
             if (taps == im2col::TapMode::in_image) {
               // The largest class's column buffer and stage, each class batching images up to
               // 256 columns (or images_per_gemm), no more than a worker's, in even chunks.
@@ -440,8 +463,10 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                   pass == Pass::forward ? im2col::plan_gemm_scratch(layout.backend, false, kg, cols,
                                                                     rows, gemm_threads, any)
                   : pass == Pass::backward_data
-                      ? im2col::plan_gemm_scratch(layout.backend, false, rows, cols, kg,
-                                                  gemm_threads, any)
+                      ? (transposed_all ? im2col::plan_gemm_scratch(layout.backend, false, out_rows,
+                                                                    cols, rows, gemm_threads, any)
+                                        : im2col::plan_gemm_scratch(layout.backend, false, rows,
+                                                                    cols, kg, gemm_threads, any))
                       : im2col::plan_gemm_scratch(layout.backend, true, kg, rows, cols,
                                                   gemm_threads, any);
               gemm = static_cast<int64_t>(scratch.bytes / 4);
@@ -583,6 +608,87 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
   EXPECT_EQ(whole.tile, 0);
 }
 
+// Backward-data with stride 1 runs as dy convolved with the flipped filter: under tap classes,
+// and with every tap where the problem pads each side at least as much as that convolution and
+// K/g <= C/g (its column buffer no larger). Asked for where it cannot run, it is refused with
+// the reason; asked for wherever it runs, it is exact on integer data.
+TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
+  using im2col::DataForm;
+  set_num_threads(1);
+  im2col::Im2colOptions unpacked;
+  unpacked.backend = im2col::GemmBackend::unpacked;
+  const auto details = [](const Algorithm& algo, const ConvProblem& p) {
+    const auto plan = algo.plan(p, Pass::backward_data);
+    return std::map<std::string, std::string>(plan->info().details.begin(),
+                                              plan->info().details.end());
+  };
+  const im2col::CpuIm2col automatic(unpacked);
+  const ConvProblem same = testing::problem("mb2ic8ih20oc6kh3ph1");
+  EXPECT_EQ(details(automatic, same)["bwd_data"], "transposed");
+  EXPECT_EQ(details(automatic, same)["taps"], "all, transposed");
+  EXPECT_EQ(im2col::im2col_layout(same, Pass::backward_data, unpacked, 1).flipped,
+            pad16(same.w_elems()));
+  // K/g > C/g: the transposed column buffer would be larger.
+  EXPECT_EQ(details(automatic, testing::problem("mb2ic4ih20oc8kh3ph1"))["bwd_data"], "col2im");
+  // Unpadded, the transposed convolution pads by 2: col2im, and refused when asked for.
+  const ConvProblem unpadded = testing::problem("mb2ic8ih9oc8kh3ph0");
+  EXPECT_EQ(details(automatic, unpadded)["bwd_data"], "col2im");
+  EXPECT_EQ(details(automatic, testing::problem("mb2ic8ih9oc8kh1"))["bwd_data"],
+            "1x1 GEMM into dx");
+  im2col::Im2colOptions asked = unpacked;
+  asked.bwd_data = DataForm::transposed;
+  asked.taps = im2col::TapMode::all;
+  const im2col::CpuIm2col transposed(asked);
+  const Support refused = transposed.supports(unpadded, Pass::backward_data);
+  EXPECT_FALSE(refused);
+  EXPECT_NE(refused.reason.find("pads dy by 2/2 rows and 2/2 columns"), std::string::npos)
+      << refused.reason;
+  EXPECT_THROW(transposed.plan(unpadded, Pass::backward_data), Error);
+  EXPECT_TRUE(transposed.supports(unpadded, Pass::forward));  // a backward-data knob only
+  const ConvProblem strided = testing::problem("mb2ic8ih9oc8kh3ph1sh2");
+  const Support stride = transposed.supports(strided, Pass::backward_data);
+  EXPECT_NE(stride.reason.find("stride 2x2"), std::string::npos) << stride.reason;
+  // Asked for with K/g > C/g, it runs.
+  EXPECT_EQ(details(transposed, testing::problem("mb2ic4ih20oc8kh3ph1"))["bwd_data"],
+            "transposed");
+  // Under tap classes the unpadded one runs transposed, on exact classes.
+  asked.taps = im2col::TapMode::in_image;
+  EXPECT_EQ(details(im2col::CpuIm2col(asked), unpadded)["taps"], "in_image, transposed");
+  // col2im under tap classes: the adjoint of the forward classes.
+  im2col::Im2colOptions adjoint = unpacked;
+  adjoint.bwd_data = DataForm::col2im;
+  const ConvProblem seven = testing::problem("mb16ic32ih7oc32kh3ph1");
+  const auto classes = im2col::im2col_layout(seven, Pass::backward_data, adjoint, 1);
+  EXPECT_TRUE(classes.tap_classes);
+  EXPECT_FALSE(classes.transposed);
+  EXPECT_EQ(classes.flipped, 0);
+
+  // Exact wherever it runs, tiled or whole, by every GEMM backend that runs it.
+  const uint64_t seed = run_seed() + 9;
+  std::vector<ConvProblem> problems = edge_cases();
+  for (ConvProblem p : random_problems(seed, 12)) {
+    p.n = 3;
+    problems.push_back(p);
+  }
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const int64_t tile : {int64_t{0}, int64_t{7}, im2col::kAutoTile}) {
+      im2col::Im2colOptions options = asked;
+      options.taps = im2col::TapMode::all;
+      options.tile = tile;
+      const auto summary = check_corpus(im2col::CpuIm2col(options), problems,
+                                        {Pass::backward_data}, seed, Fill::integers);
+      const std::string label =
+          std::to_string(threads) + " threads, bwd_data transposed, tile " +
+          (tile == im2col::kAutoTile ? std::string("auto") : std::to_string(tile));
+      EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+      EXPECT_EQ(summary.failed, 0) << label;
+      EXPECT_GT(summary.passed, 0) << label;
+    }
+  }
+  set_num_threads(2);
+}
+
 // Channels mode: automatic where images mode would run a share of the products in class GEMMs
 // narrower than a vector (the exact corner classes of a 7x7 backward-data at two threads),
 // not where that share is small (14x14) or none (forward's merged classes), nor with few
@@ -698,7 +804,9 @@ TEST(CpuIm2col, TileShrinksTheWorkspaceRunUses) {
     const auto tiled = im2col::CpuIm2col(tiled_options).plan(p, pass);
     EXPECT_LT(tiled->workspace_bytes(), whole->workspace_bytes()) << to_string(pass);
     const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, tiled_options, 1);
-    EXPECT_EQ(layout.col, 72 * 64) << to_string(pass);  // already a multiple of 16
+    // Backward-data runs transposed: dy's 6 channels by 9 taps.
+    EXPECT_EQ(layout.col, (pass == Pass::backward_data ? 54 : 72) * 64)
+        << to_string(pass);  // already a multiple of 16
     EXPECT_EQ(tiled->workspace_bytes(), layout.workspace_bytes);
     EXPECT_EQ(tiled->info().tile, "64 pixels");
     EXPECT_EQ(whole->info().tile, "");

@@ -159,16 +159,20 @@ class Im2colPlan final : public Plan {
         pass_(pass),
         backend_(options.backend),
         layout_(layout),
-        geometry_(make_im2col_geometry(p, 1)) {
+        geometry_(make_im2col_geometry(p, 1)),
+        conv_geometry_(layout_.transposed ? transposed_geometry(p) : geometry_) {
     if (layout_.tap_classes) {
-      class_geometry_ = layout_.transposed ? transposed_geometry(p) : geometry_;
       // The transposed form's padding zeros meet the filter: its classes are exact, so that
       // a NaN or Inf in w reaches only the dx elements whose products read it.
       classes_ =
-          tap_classes(class_geometry_, layout_.transposed ? ClassCut::exact : ClassCut::merged);
-      info_.details.emplace_back("taps", layout_.transposed ? "in_image, transposed" : "in_image");
-    } else {
-      info_.details.emplace_back("taps", "all");
+          tap_classes(conv_geometry_, layout_.transposed ? ClassCut::exact : ClassCut::merged);
+    }
+    info_.details.emplace_back("taps", std::string(layout_.tap_classes ? "in_image" : "all") +
+                                           (layout_.transposed ? ", transposed" : ""));
+    if (pass == Pass::backward_data) {
+      info_.details.emplace_back("bwd_data", layout_.transposed ? "transposed"
+                                             : layout_.pointwise ? "1x1 GEMM into dx"
+                                                                 : "col2im");
     }
     info_.kernel = std::string("gemm ") + to_string(layout_.backend);
     if (layout_.backend == GemmBackend::unpacked) {
@@ -181,8 +185,8 @@ class Im2colPlan final : public Plan {
         {"stage", static_cast<std::size_t>(4 * layout_.workers * (layout_.stage + layout_.panel))},
         {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
         {"tap_index", static_cast<std::size_t>(4 * layout_.workers * layout_.index)},
-        {"partials",
-         layout_.workspace_bytes - static_cast<std::size_t>(layout_.workers) * per_worker}};
+        {"partials", static_cast<std::size_t>(4 * (layout_.workers - 1) * layout_.partial)},
+        {"flipped_filter", static_cast<std::size_t>(4 * layout_.flipped)}};
     info_.details.insert(info_.details.begin(),
                          {{"layout", layout_.describe()},
                           {"own_threads", std::to_string(layout_.workers)},
@@ -317,10 +321,18 @@ class Im2colPlan final : public Plan {
       chunk.count = std::min({layout_.images_per_gemm, end - q, p_.n - chunk.image});
       switch (pass_) {
         case Pass::forward:
-          forward(chunk, t, col, stage, gemm);
+          convolve(chunk, t.x + x_offset(chunk), t.w + w_offset(chunk), t.y + y_offset(chunk),
+                   col, stage, gemm);
           break;
         case Pass::backward_data:
-          backward_data(chunk, t, col, stage, gemm);
+          if (layout_.transposed) {
+            // dx = the forward convolution of dy by the flipped filter.
+            convolve(chunk, t.y + y_offset(chunk),
+                     flipped_of(base) + chunk.group * p_.c_per_group() * col_rows(conv_geometry_),
+                     t.x + x_offset(chunk), col, stage, gemm);
+          } else {
+            backward_data(chunk, t, col, stage, gemm);
+          }
           break;
         case Pass::backward_filter:
           backward_filter(chunk, t, col, stage, gemm, dw);
@@ -353,21 +365,37 @@ class Im2colPlan final : public Plan {
     return stage;
   }
 
-  void forward(const Chunk& c, const Tensors& t, float* col, float* stage, float* gemm) const {
-    if (layout_.tile > 0) return forward_tiled(c, t, col, gemm);
-    const Im2colGeometry g = chunk_geometry(c);
-    const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
-    const float* x = t.x + x_offset(c);
-    const float* b = x;  // pointwise: x_n is the column buffer
+  // The forward convolution of the chunk's images: in = x, w the filter, out = y; or, for the
+  // transposed backward-data (conv_geometry_), in = dy, w the flipped filter, out = dx. Each
+  // image's output is out[rows of the GEMM, pixels], images apart by all the groups' channels.
+  void convolve(const Chunk& c, const float* in, const float* w, float* out, float* col,
+                float* stage, float* gemm) const {
+    Im2colGeometry g = conv_geometry_;
+    g.images = c.count;
+    const int64_t m = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
+    const int64_t out_channels = layout_.transposed ? p_.c : p_.k;
+    const int64_t rows = col_rows(g), pixels = col_pixels(g);
+    if (layout_.tile > 0) {
+      // One image; y and dy are read in place at their row stride P.
+      for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
+        const OutputRange block = pixel_block(pixels, layout_.tile, k);
+        const int64_t width = block.end - block.begin;
+        im2col_block_cpu(g, in, block.begin, block.end, col, width);
+        sgemm(backend_, false, false, m, width, rows, w, rows, col, width, 0.0f,
+              out + block.begin, pixels, layout_.gemm_scratch, gemm);
+      }
+      return;
+    }
+    const int64_t cols = col_cols(g);
+    const float* b = in;  // pointwise: x_n is the column buffer
     if (!layout_.pointwise) {
-      im2col_cpu(g, x, col);
+      im2col_cpu(g, in, col);
       b = col;
     }
-    float* y = t.y + y_offset(c);
-    float* out = c.count == 1 ? y : stage;
-    sgemm(backend_, false, false, kg, cols, rows, t.w + w_offset(c), rows, b, cols, 0.0f, out, cols,
+    float* product = c.count == 1 ? out : stage;
+    sgemm(backend_, false, false, m, cols, rows, w, rows, b, cols, 0.0f, product, cols,
           layout_.gemm_scratch, gemm);
-    if (c.count > 1) scatter_images(stage, kg, col_pixels(g), c.count, p_.k, y);
+    if (c.count > 1) scatter_images(stage, m, pixels, c.count, out_channels, out);
   }
 
   void backward_data(const Chunk& c, const Tensors& t, float* col, float* stage,
@@ -401,20 +429,7 @@ class Im2colPlan final : public Plan {
   }
 
   // Tiled (one image, b = 1): the same GEMMs cut along the output pixels into blocks of
-  // layout_.tile columns; y and dy are read in place at their row stride P.
-  void forward_tiled(const Chunk& c, const Tensors& t, float* col, float* gemm) const {
-    const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_), pixels = col_pixels(geometry_);
-    const float* x = t.x + x_offset(c);
-    float* y = t.y + y_offset(c);
-    for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
-      const OutputRange block = pixel_block(pixels, layout_.tile, k);
-      const int64_t width = block.end - block.begin;
-      im2col_block_cpu(geometry_, x, block.begin, block.end, col, width);
-      sgemm(backend_, false, false, kg, width, rows, t.w + w_offset(c), rows, col, width, 0.0f,
-            y + block.begin, pixels, layout_.gemm_scratch, gemm);
-    }
-  }
-
+  // layout_.tile columns; dy is read in place at its row stride P.
   void backward_data_tiled(const Chunk& c, const Tensors& t, float* col, float* gemm) const {
     const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_), pixels = col_pixels(geometry_);
     const float* dy = t.y + y_offset(c);
@@ -470,7 +485,7 @@ class Im2colPlan final : public Plan {
         continue;
       }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
-        tap_class_rows(class_geometry_, classes_[k], b.index);
+        tap_class_rows(conv_geometry_, classes_[k], b.index);
         for_each_chunk(run, k, [&](const Chunk& chunk, int64_t) {
           if (pass_ == Pass::forward) {
             multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
@@ -478,8 +493,8 @@ class Im2colPlan final : public Plan {
           } else if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
             multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk),
-                           b.flipped + chunk.group * p_.c_per_group() * col_rows(class_geometry_),
-                           col_rows(class_geometry_), p_.c, t.x + x_offset(chunk), b, part);
+                           b.flipped + chunk.group * p_.c_per_group() * col_rows(conv_geometry_),
+                           col_rows(conv_geometry_), p_.c, t.x + x_offset(chunk), b, part);
           } else {
             backward_data_class(classes_[k], chunk, t, b, part);
           }
@@ -499,7 +514,7 @@ class Im2colPlan final : public Plan {
   void multiply_class(const TapClass& tc, int64_t images, const float* in, const float* w,
                       int64_t lda, int64_t out_channels, float* out, const ClassBuffers& b,
                       const RowPart& part) const {
-    Im2colGeometry g = class_geometry_;
+    Im2colGeometry g = conv_geometry_;
     g.images = images;
     const int64_t out_rows = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
     const int64_t taps = class_taps(tc), cols = images * class_pixels(tc);
@@ -630,7 +645,8 @@ class Im2colPlan final : public Plan {
   GemmBackend backend_;
   Im2colLayout layout_;
   Im2colGeometry geometry_;
-  Im2colGeometry class_geometry_;  // geometry_, or the transposed one (backward-data)
+  // The convolution the GEMMs run: geometry_, or the transposed one (backward-data).
+  Im2colGeometry conv_geometry_;
   std::vector<TapClass> classes_;
 };
 
@@ -705,9 +721,11 @@ Support CpuIm2col::supports_with(const ConvProblem& p, Pass pass,
                          to_string(pass) + ": " + refusal);
     }
   }
-  // Channels mode needs the tap classes, which taps=auto takes or not by the layer: the
-  // layout knows.
-  if (options.parallel == ParallelMode::channels) {
+  // Channels mode needs the tap classes, which taps=auto takes or not by the layer, and the
+  // transposed backward-data a stride of 1 and, with every tap, no more padding than the
+  // problem's: the layout knows.
+  if (options.parallel == ParallelMode::channels ||
+      (pass == Pass::backward_data && options.bwd_data == DataForm::transposed)) {
     try {
       (void)im2col_layout(p, pass, options, num_threads());
     } catch (const Error& e) {

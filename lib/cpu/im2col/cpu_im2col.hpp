@@ -39,6 +39,19 @@ enum class TapMode {
 };
 const char* to_string(TapMode mode) noexcept;
 
+/// How backward-data computes dx.
+enum class DataForm {
+  /// transposed under tap classes (stride 1), and with every tap where the problem pads as
+  /// much as the transposed convolution (transposed_all_taps_refusal) and K/g <= C/g: its
+  /// column buffer, K/g*R*S rows, is then no larger than col2im's. Measured on ResNet-50's
+  /// 56x56 and 28x28 and VGG-16's conv2_2 and conv4_2 3x3 layers (K = C), where it ran faster,
+  /// and AlexNet's conv2 (K = 3C), where it ran slower (docs/strategy-im2col.md). Else col2im.
+  automatic,
+  col2im,      ///< the adjoint: col = W^T dY, then col2im adds the taps back into dx
+  transposed,  ///< stride 1 only: dx = dy convolved with the flipped filter, no col2im
+};
+const char* to_string(DataForm form) noexcept;
+
 /// taps=auto takes the tap classes where they leave out at least this share of the products:
 /// they were measured faster on ResNet-50's 14x14 and 7x7 3x3 layers, which skip 8.8 % and
 /// 16.3 % (docs/strategy-im2col.md, "Tap classes"); below 5 % their extra copies and narrower
@@ -81,11 +94,13 @@ struct Im2colOptions {
   /// The unpacked GEMM's instruction set; empty = the widest this CPU runs.
   std::optional<CpuIsa> isa;
   TapMode taps = TapMode::automatic;
+  DataForm bwd_data = DataForm::automatic;
 
   /// The knobs cpu.im2col accepts, with these options as their defaults: images_per_gemm
   /// (a positive integer or auto), parallel (auto, images, gemm), tile (a count of output
   /// pixels, 0 or auto for whole images), gemm (the backends this build has), isa (auto or an
-  /// instruction set, for gemm=unpacked), taps (auto, all, in_image). images_per_gemm, parallel and
+  /// instruction set, for gemm=unpacked), taps (auto, all, in_image), bwd_data (auto, col2im,
+  /// transposed). images_per_gemm, parallel and
   /// gemm may take their default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
   /// CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
   std::vector<KnobSpec> schema() const;
@@ -141,10 +156,11 @@ struct Im2colLayout {
   /// taps; col and stage then hold the largest class of b images.
   bool tap_classes = false;
   int64_t class_count = 0;  ///< classes, when tap_classes
-  /// Backward-data with stride 1 under tap classes: the exact forward classes of the
-  /// transposed convolution (strategy/im2col_tap_classes.hpp, transposed_geometry), whose
-  /// column buffer holds dy's taps (K/g channels), whose stage holds dx's C/g channels and
-  /// whose filter is the flipped one (`flipped`).
+  /// Backward-data with stride 1 as the forward convolution of dy by the flipped filter
+  /// (strategy/im2col_tap_classes.hpp, transposed_geometry): the column buffer holds dy's
+  /// taps (K/g channels), the GEMM's rows and the stage are dx's C/g channels, the filter is
+  /// the flipped one (`flipped`) and tiles and images count dx's pixels. Under tap classes
+  /// they are the exact forward classes of that convolution.
   bool transposed = false;
   /// Images per GEMM of each class (tap classes): images_per_gemm when asked for, else enough
   /// for kClassTargetColumns columns; each class runs over a worker's images on its own.
@@ -178,6 +194,13 @@ struct Im2colLayout {
   GemmBackend backend = default_gemm_backend();
   std::string describe() const;
 };
+
+/// Why backward-data of `problem` cannot run in the transposed form with every tap (taps=all),
+/// or "" when it can: its column buffer reads dy's padding as zeros, which meet the filter, so
+/// the transposed convolution may pad no side more than the problem does (then a NaN or an Inf
+/// in w reaches a dx element through a zero only where the forward pass's padding meets it
+/// too; an unpadded problem's transposed convolution pads by the dilated kernel).
+std::string transposed_all_taps_refusal(const ConvProblem& problem);
 
 /// Why taps=in_image cannot run under `options` (a GEMM backend other than unpacked, a tile),
 /// or "" when it can.

@@ -32,6 +32,14 @@ constexpr auto kTapModeNames = enum_names<TapMode::in_image>({
 
 const char* to_string(TapMode mode) noexcept { return name_of(kTapModeNames, mode); }
 
+constexpr auto kDataFormNames = enum_names<DataForm::transposed>({
+    {DataForm::automatic, "auto"},
+    {DataForm::col2im, "col2im"},
+    {DataForm::transposed, "transposed"},
+});
+
+const char* to_string(DataForm form) noexcept { return name_of(kDataFormNames, form); }
+
 std::vector<KnobSpec> Im2colOptions::schema() const {
   std::vector<std::string> backends;
   for (GemmBackend b :
@@ -61,6 +69,10 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "all: every tap, padding as zeros; in_image: per class of output pixels, a "
                   "GEMM over the taps that read inside the image (gemm=unpacked, whole "
                   "images); auto: in_image where that skips >= 5 % of the products"),
+      choice_knob("bwd_data", to_string(bwd_data), {"auto", "col2im", "transposed"}, "",
+                  "backward-data as W^T dY and col2im, or (stride 1) as dy convolved with the "
+                  "flipped filter; auto: transposed under tap classes, and with every tap "
+                  "where it pads no side more than the problem and K/g <= C/g, else col2im"),
   };
 }
 
@@ -77,6 +89,9 @@ Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   const std::string& isa = knob_text(knobs, "isa");
   if (isa != "auto") options.isa = cpu_isa(isa, "cpu.im2col.isa");
   if (auto taps = find_value(kTapModeNames, knob_text(knobs, "taps"))) options.taps = *taps;
+  if (auto form = find_value(kDataFormNames, knob_text(knobs, "bwd_data"))) {
+    options.bwd_data = *form;
+  }
   return options;
 }
 
@@ -115,6 +130,22 @@ std::string tap_classes_refusal(const Im2colOptions& options) {
   return "";
 }
 
+std::string transposed_all_taps_refusal(const ConvProblem& p) {
+  const int64_t reach_h = p.dilation_h * (p.r - 1), reach_w = p.dilation_w * (p.s - 1);
+  if (reach_h - p.pad_h <= p.pad_h && reach_h - p.end_pad_h() <= p.end_pad_h() &&
+      reach_w - p.pad_w <= p.pad_w && reach_w - p.end_pad_w() <= p.end_pad_w()) {
+    return "";
+  }
+  return "the transposed convolution pads dy by " + std::to_string(reach_h - p.pad_h) + "/" +
+         std::to_string(reach_h - p.end_pad_h()) + " rows and " +
+         std::to_string(reach_w - p.pad_w) + "/" + std::to_string(reach_w - p.end_pad_w()) +
+         " columns, more than the problem's " + std::to_string(p.pad_h) + "/" +
+         std::to_string(p.end_pad_h()) + " and " + std::to_string(p.pad_w) + "/" +
+         std::to_string(p.end_pad_w()) +
+         ": with every tap those zeros meet the filter, and a NaN or Inf in w would reach dx "
+         "elements none of its products reach (taps=in_image runs it exactly)";
+}
+
 std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
@@ -150,29 +181,40 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.threads = threads < 1 ? 1 : threads;
   layout.pointwise = is_pointwise(g);
   const int64_t pairs = p.groups * p.n;
-  const int64_t pixels = col_pixels(g);
 
   // GEMM columns per block: a library packs its operands and runs best on wide products
   // (kTargetColumns); the unpacked GEMM reads its column block as it lies, so it keeps the
   // block small enough to stay in cache, tiling large images (kUnpackedTargetColumns).
   const int64_t target =
       options.backend == GemmBackend::unpacked ? kUnpackedTargetColumns : kTargetColumns;
-  int64_t tile = options.tile;
-  if (tile == kAutoTile)
-    tile = options.backend == GemmBackend::unpacked && pixels > target ? target : 0;
+  auto tile_for = [&](int64_t pixels) {
+    if (options.tile != kAutoTile) return options.tile;
+    return options.backend == GemmBackend::unpacked && pixels > target ? target : int64_t{0};
+  };
+  int64_t tile = tile_for(col_pixels(g));
 
+  // Backward-data with stride 1 may run as the forward convolution of dy by the filter
+  // flipped into the workspace (dy its input, dx its output): no col2im, and each dx element
+  // one dot product. A strided one has no such form.
+  const bool stride_1 = p.stride_h == 1 && p.stride_w == 1;
+  if (pass == Pass::backward_data && options.bwd_data == DataForm::transposed && !stride_1) {
+    throw Error(ErrorCode::unsupported,
+                "cpu.im2col bwd_data=transposed on " + p.descriptor() + ": stride " +
+                    std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) +
+                    "; only a stride-1 backward-data is a forward convolution of dy");
+  }
+  const bool transposed =
+      pass == Pass::backward_data && stride_1 && options.bwd_data != DataForm::col2im;
   // Tap classes: asked for (and then every condition must hold), or automatic where they run
-  // whole images anyway and skip enough of the products to pay for their extra copies.
-  // Backward-data with stride 1 runs the exact forward classes of the transposed convolution
-  // (dy its input, dx its output, the filter flipped into the workspace); a strided one the
-  // adjoint of the forward classes.
-  const bool transposed = pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1;
+  // whole images anyway and skip enough of the products to pay for their extra copies. The
+  // transposed form runs the exact forward classes of the transposed convolution; a strided
+  // backward-data (or bwd_data=col2im) the adjoint of the forward classes.
   const Im2colGeometry class_geometry = transposed ? transposed_geometry(p) : g;
   const std::vector<TapClass> classes =
       tap_classes(class_geometry, transposed ? ClassCut::exact : ClassCut::merged);
   // Against the products of the full column buffer, which taps=all multiplies in every pass.
-  const double share =
-      static_cast<double>(tap_class_products(classes)) / static_cast<double>(pixels * p.r * p.s);
+  const double share = static_cast<double>(tap_class_products(classes)) /
+                       static_cast<double>(col_pixels(class_geometry) * p.r * p.s);
   if (options.taps == TapMode::in_image) {
     const std::string refusal = tap_classes_refusal(options);
     if (!refusal.empty()) {
@@ -192,7 +234,24 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.class_count = static_cast<int64_t>(classes.size());
     layout.product_share = share;
     layout.transposed = transposed;
+  } else if (transposed && !layout.pointwise) {
+    // Every tap: the transposed convolution's padding zeros meet the filter. Its column
+    // buffer holds K/g*R*S rows where col2im's holds C/g*R*S, for the same products: auto
+    // takes it where that buffer is no larger.
+    const std::string refusal = transposed_all_taps_refusal(p);
+    if (refusal.empty() &&
+        (options.bwd_data == DataForm::transposed || p.k_per_group() <= p.c_per_group())) {
+      layout.transposed = true;
+      tile = tile_for(col_pixels(class_geometry));
+    } else if (!refusal.empty() && options.bwd_data == DataForm::transposed) {
+      throw Error(ErrorCode::unsupported, "cpu.im2col bwd_data=transposed taps=all on " +
+                                              p.descriptor() + ": " + refusal);
+    }
   }
+  // The convolution the GEMMs run: the problem's, or the transposed one; its output pixels
+  // are the GEMM's columns.
+  const Im2colGeometry& conv = layout.transposed ? class_geometry : g;
+  const int64_t pixels = col_pixels(conv);
   if (options.parallel == ParallelMode::channels && !layout.tap_classes) {
     throw Error(ErrorCode::unsupported,
                 "cpu.im2col parallel=channels on " + p.descriptor() + " " + to_string(pass) +
@@ -212,7 +271,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // dW's columns split between them. Each part needs a fair share of rows.
   bool channels_pay = false;
   if (layout.tap_classes && layout.threads > 1) {
-    const int64_t out_rows = transposed ? p.c_per_group() : p.k_per_group();
+    const int64_t out_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
     const int64_t worker_images = std::min(p.n, ceil_div(pairs, layout.threads));
     int64_t narrow = 0;
     for (const TapClass& c : classes) {
@@ -265,8 +324,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
 
   // The widest GEMM's columns: a tile, or b images.
   const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
-  layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(g), cols, "im2col col"));
-  layout.stage = b > 1 ? pad16(checked_mul(p.k_per_group(), cols, "im2col stage")) : 0;
+  // The GEMM's output rows: y's K/g channels, or (transposed) dx's C/g.
+  const int64_t out_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
+  layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(conv), cols, "im2col col"));
+  layout.stage = b > 1 ? pad16(checked_mul(out_rows, cols, "im2col stage")) : 0;
   std::array<int64_t, 3> class_filter_gemm{};  // m, n, k of backward-filter's class GEMMs
   if (layout.tap_classes) {
     int64_t most_taps = 0;
@@ -310,13 +371,12 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       layout.panel = pad16(checked_mul(p.k_per_group(), block_rows, "im2col panel"));
       class_filter_gemm = {p.k_per_group(), block_rows, widest};
     } else {
-      // The stage holds a class's output pixels: y's K/g channels, or (transposed) dx's C/g.
-      const int64_t out_channels = transposed ? p.c_per_group() : p.k_per_group();
-      layout.stage = pad16(checked_mul(out_channels, widest, "im2col stage"));
+      // The stage holds a class's output pixels.
+      layout.stage = pad16(checked_mul(out_rows, widest, "im2col stage"));
     }
     layout.index = pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
-    if (transposed) layout.flipped = pad16(p.w_elems());
   }
+  if (layout.transposed) layout.flipped = pad16(p.w_elems());
   layout.partial =
       pass == Pass::backward_filter && layout.workers > 1 && !channels ? pad16(p.w_elems()) : 0;
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
@@ -330,7 +390,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       break;
     case Pass::backward_data:
       layout.gemm_scratch =
-          plan_gemm_scratch(layout.backend, false, rows, cols, kg, layout.gemm_threads, isa);
+          layout.transposed ? plan_gemm_scratch(layout.backend, false, out_rows, cols,
+                                                col_rows(conv), layout.gemm_threads, isa)
+                            : plan_gemm_scratch(layout.backend, false, rows, cols, kg,
+                                                layout.gemm_threads, isa);
       break;
     case Pass::backward_filter:
       layout.gemm_scratch =
