@@ -6,6 +6,10 @@ docs/vendor-ratios.md.
     bench/results/make_vendor_ratios.py --convbench build/release/bench/convbench   # measure
     bench/results/make_vendor_ratios.py --from bench/results/data/vendor-ratios      # rewrite
 
+Each machine keeps its own measurements (data/vendor-ratios/<machine>/threads-N, the machine
+named by its CPU's model and family), and the page has a section per machine: measuring on one
+replaces that machine's numbers only.
+
 One convbench run measures all four algorithms of a layer and pass one after another, so each
 ratio compares times taken minutes apart at most; the run is repeated (--runs) because this
 kind of machine drifts between runs more than within one. At one thread the process is pinned
@@ -97,6 +101,13 @@ def measure(args, final, threads):
     folder.rename(final)
     if old.exists():
         shutil.rmtree(old)
+
+
+def machine_folder(machine):
+    """A machine's folder name: its CPU's name and family/model, e.g. amd-epyc-f25m17."""
+    name = re.sub(r"\((r|tm)\)", "", machine["cpu"].lower())
+    name = re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cpu"
+    return f"{name}-f{machine.get('cpu_family', 'x')}m{machine.get('cpu_model', 'x')}"
 
 
 def median_ms(row):
@@ -257,10 +268,22 @@ def section(folder):
     return "\n".join(lines)
 
 
+def thread_folders(folder):
+    return sorted(folder.glob("threads-*"), key=lambda f: int(f.name.split("-")[1]))
+
+
+def machine_heading(folder):
+    m = json.loads((folder / "machine.json").read_text())["machine"]
+    from results_tables import MICROARCHITECTURE
+    arch = MICROARCHITECTURE.get((m.get("cpu_family"), m.get("cpu_model")))
+    return (f"## {m['cpu']}{' (' + arch + ')' if arch else ''}, {m['logical_cpus']} logical "
+            "CPUs\n")
+
+
 def document(data):
-    folders = sorted(data.glob("threads-*"), key=lambda f: int(f.name.split("-")[1]))
-    if not folders:
-        sys.exit(f"make_vendor_ratios: no threads-N/ measurements in {data}")
+    machines = [f for f in sorted(data.iterdir()) if f.is_dir() and thread_folders(f)]
+    if not machines:
+        sys.exit(f"make_vendor_ratios: no <machine>/threads-N/ measurements in {data}")
     try:
         shown = data.resolve().relative_to(ROOT)
     except ValueError:
@@ -272,7 +295,7 @@ def document(data):
             "oneDNN's kernel of the same strategy (`cpu.onednn.direct`: its direct JIT "
             "convolution; `cpu.onednn.winograd`: its Winograd), measured in the same convbench "
             "run. The numbers hold for the machine named in each section and nothing beyond "
-            "it. The targets are judged on ResNet-50's stride-1 3x3 layers; the other layers "
+            "it; each machine's section is its latest measurement. The targets are judged on ResNet-50's stride-1 3x3 layers; the other layers "
             "complete the list cpu.im2col's target names. Taps in padding: the share of the "
             "products (output pixel × filter tap) that read the zero padding, which a direct "
             "kernel skips and im2col + GEMM multiplies; \"skipped\": cpu.im2col ran its tap "
@@ -280,7 +303,12 @@ def document(data):
             "skip at least 5 % of the products), which multiply none of them but a few at the "
             "image's corners. What the tap classes recover and what they do not: "
             "docs/strategy-im2col.md.\n\n")
-    return head + "\n".join(section(f) for f in folders)
+    parts = []
+    for machine in machines:
+        folders = thread_folders(machine)
+        parts.append(machine_heading(folders[0]))
+        parts += [section(f) for f in folders]
+    return head + "\n".join(parts)
 
 
 def main():
@@ -299,8 +327,9 @@ def main():
         parser.error("--reps: medians of at least 5 repetitions; --runs: at least 1")
     data = pathlib.Path(args.source or args.data)
     if args.convbench:
+        machine = data / machine_folder(cpu_record())
         for threads in sorted({int(t) for t in args.threads.split(",")}):
-            measure(args, data / f"threads-{threads}", threads)
+            measure(args, machine / f"threads-{threads}", threads)
     out = pathlib.Path(args.out)
     partial = out.with_name(out.name + ".partial")
     partial.write_text(document(data))

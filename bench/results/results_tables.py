@@ -24,7 +24,9 @@ COUNTERPART = OrderedDict([("cpu.im2col", "cpu.onednn.direct"),
                            ("cpu.fft", BASELINE), ("cpu.fft_tiled", BASELINE)])
 PASSES = ["fwd", "bwd_data", "bwd_filter"]
 # AMD's family 19h (Zen 3 and Zen 4); models 10h-1Fh are Zen 4 "Genoa" (EPYC 9004).
-MICROARCHITECTURE = {(25, m): "Zen 4, EPYC 9004 \"Genoa\"" for m in range(0x10, 0x20)}
+MICROARCHITECTURE = {**{(25, m): "Zen 4, EPYC 9004 \"Genoa\"" for m in range(0x10, 0x20)},
+                     (6, 0x8F): "Sapphire Rapids, 4th-generation Xeon Scalable",
+                     (6, 0xCF): "Emerald Rapids, 5th-generation Xeon Scalable"}
 
 
 def timing(row):

@@ -118,8 +118,8 @@ class Claims(unittest.TestCase):
         import make_vendor_ratios as v
         layer = "g1mb16ic64ih56iw56oc64oh56ow56kh3kw3sh1sw1ph1pw1dh0dw0"
         with tempfile.TemporaryDirectory() as tmp:
-            folder = pathlib.Path(tmp, "threads-1")
-            folder.mkdir()
+            folder = pathlib.Path(tmp, "cpu-f6m1", "threads-1")
+            folder.mkdir(parents=True)
             runs = {}
             # Run 1: im2col at 10 against 9.5 (0.95), run 2 at 10 against 8 (0.80); Winograd
             # 0.85 twice.
@@ -135,13 +135,14 @@ class Claims(unittest.TestCase):
                        "runs": runs}
             pathlib.Path(folder, "machine.json").write_text(json.dumps(machine))
             text = v.document(pathlib.Path(tmp))
+        self.assertIn("\n## CPU, 2 logical CPUs\n", text)
         self.assertIn("| ic64ih56 | 2.4 % | fwd | 10.0/10.0 | 9.5/8.0 | 0.95/**0.80** |", text)
         self.assertIn("at or above 0.9 in 1 of 2 medians", text)
         self.assertIn("at or above 0.8 in 2 of 2 medians", text)
         # A layer and pass where cpu.im2col ran its tap classes says so beside the padding.
         with tempfile.TemporaryDirectory() as tmp:
-            folder = pathlib.Path(tmp, "threads-1")
-            folder.mkdir()
+            folder = pathlib.Path(tmp, "cpu-f6m1", "threads-1")
+            folder.mkdir(parents=True)
             lines = ["# git_commit: abc",
                      "descriptor,pass,algorithm,status,time_ms,total_bytes,plan_details"]
             for pas, details in (("fwd", "taps=in_image;isa=avx512"),
@@ -154,6 +155,13 @@ class Claims(unittest.TestCase):
             text = v.document(pathlib.Path(tmp))
         self.assertIn("| ic64ih56 | 2.4 %, skipped | fwd | 10.0 | 9.0 | 0.90 |", text)
         self.assertIn("| ic64ih56 | 2.4 % | bwd_filter | 10.0 | 9.0 | 0.90 |", text)
+
+    def test_vendor_ratios_keep_each_machine_apart(self):
+        import make_vendor_ratios as v
+        self.assertEqual(v.machine_folder({"cpu": "Intel(R) Xeon(R) Processor", "cpu_family": 6,
+                                           "cpu_model": 207}), "intel-xeon-processor-f6m207")
+        self.assertEqual(v.machine_folder({"cpu": "AMD EPYC", "cpu_family": 25,
+                                           "cpu_model": 17}), "amd-epyc-f25m17")
 
     def test_vendor_ratios_show_a_near_miss_with_the_digit_that_makes_it_one(self):
         import make_vendor_ratios as v
