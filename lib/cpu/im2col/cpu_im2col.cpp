@@ -52,6 +52,14 @@
 // is in cache, adding into the stage (beta 1 after the first block), so its buffer holds one
 // block.
 //
+// Transposed backward-data (bwd_data=transposed, or auto where it applies). With stride 1,
+// dx is the forward convolution of dy by the flipped, transposed filter (transposed_geometry:
+// dy of K/g channels its input, dx its output): the forward code runs on that geometry, tiled
+// alike, its GEMM writing dx, with no col2im. With every tap its column buffer reads dy's
+// padding as zeros that meet the filter, so it runs only where the problem pads each side as
+// much (transposed_all_taps_refusal); auto also wants K/g <= C/g, so that its buffer is no
+// larger than col2im's. Under tap classes it runs the exact classes below.
+//
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
@@ -84,6 +92,8 @@
 //                transposed backward-data: Kg and Cg swap places, flipped = pad16(K*C/g*R*S)
 //                backward-filter: a block for all classes, stage = pad16(Kg * sum_k P_k *
 //                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
+//   transposed backward-data, every tap: the forward formulas on the transposed geometry
+//                (Kg*R*S column rows, Cg GEMM rows, P = H*W), flipped = pad16(K*C/g*R*S)
 //   bytes   = 4 * (workers * (col + stage + panel + gemm + index) + (workers - 1) * partial
 //                  + flipped)
 // Worker v's buffers start at v*(col + stage + panel + gemm + index) in that order; the
