@@ -189,7 +189,9 @@ void bench_share(benchmark::State& state, const convlab::Algorithm* algo, const 
   state.counters["conv_GFLOP/s"] = conv_rate;
   state.counters["sgemm_GFLOP/s"] = sgemm_rate;
   state.counters["share_of_sgemm"] = conv_rate / sgemm_rate;
-  state.SetLabel(plan->notes());
+  // The SGEMM rate is OpenBLAS's on the core it chose for this CPU, which may be far below
+  // the CPU's own (an old core on a CPU newer than the build).
+  state.SetLabel(plan->notes() + ", sgemm " + im2col::gemm_backend_runtime(backend));
 }
 
 double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }

@@ -608,6 +608,30 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
   EXPECT_EQ(whole.tile, 0);
 }
 
+// OpenBLAS's speed depends on the core its DYNAMIC_ARCH build picked for this CPU: a plan on
+// it records that core; the other backends record nothing of the kind.
+TEST(CpuIm2col, PlanRecordsTheOpenblasCore) {
+  const ConvProblem p = testing::problem("mb2ic8ih9oc8kh3ph1");
+  for (const im2col::GemmBackend backend :
+       {im2col::GemmBackend::openblas, im2col::GemmBackend::unpacked}) {
+    if (!im2col::gemm_backend_available(backend)) continue;
+    im2col::Im2colOptions options;
+    options.backend = backend;
+    const auto plan = im2col::CpuIm2col(options).plan(p, Pass::forward);
+    const std::map<std::string, std::string> details(plan->info().details.begin(),
+                                                     plan->info().details.end());
+    const auto runtime = details.find("gemm_runtime");
+    if (backend == im2col::GemmBackend::openblas) {
+      ASSERT_NE(runtime, details.end());
+      EXPECT_EQ(runtime->second.rfind("openblas core ", 0), 0u) << runtime->second;
+      EXPECT_GT(runtime->second.size(), std::string("openblas core ").size());
+      EXPECT_NE(plan->info().kernel.find(runtime->second), std::string::npos);
+    } else {
+      EXPECT_EQ(runtime, details.end());
+    }
+  }
+}
+
 // Backward-data with stride 1 runs as dy convolved with the flipped filter: under tap classes,
 // and with every tap where the problem pads each side at least as much as that convolution and
 // K/g <= C/g (its column buffer no larger). Asked for where it cannot run, it is refused with

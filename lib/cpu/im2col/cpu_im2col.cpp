@@ -185,6 +185,11 @@ class Im2colPlan final : public Plan {
                                                                  : "col2im");
     }
     info_.kernel = std::string("gemm ") + to_string(layout_.backend);
+    const std::string runtime = gemm_backend_runtime(layout_.backend);
+    if (!runtime.empty()) {
+      info_.kernel += ", " + runtime;
+      info_.details.emplace_back("gemm_runtime", runtime);
+    }
     if (layout_.backend == GemmBackend::unpacked) {
       info_.kernel += std::string(", ") + to_string(layout_.gemm_scratch.isa);
       info_.details.emplace_back("isa", to_string(layout_.gemm_scratch.isa));

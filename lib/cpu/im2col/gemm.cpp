@@ -279,6 +279,17 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
 
 }  // namespace
 
+std::string gemm_backend_runtime(GemmBackend backend) {
+#if CONVLAB_HAVE_OPENBLAS
+  if (backend == GemmBackend::openblas) {
+    const char* core = openblas_get_corename();
+    return std::string("openblas core ") + (core && *core ? core : "unknown");
+  }
+#endif
+  (void)backend;
+  return "";
+}
+
 void set_gemm_threads(GemmBackend backend, int threads) {
   switch (backend) {
     case GemmBackend::onednn: g_onednn_threads = threads; break;

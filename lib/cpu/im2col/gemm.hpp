@@ -35,6 +35,13 @@ bool gemm_backend_available(GemmBackend backend) noexcept;
 /// for: it does).
 GemmBackend default_gemm_backend() noexcept;
 
+/// What the backend's library says at run time about the code it runs on this CPU, or "" when
+/// nothing beyond its version (the build records that) changes its speed. OpenBLAS: the core
+/// its DYNAMIC_ARCH build chose ("Haswell", "SkylakeX", ...). A CPU newer than the build falls
+/// back to an old core: Debian 12's 0.3.21 runs an Emerald Rapids Xeon on "Prescott", its SSE3
+/// kernels, at a fraction of the AVX-512 rate.
+std::string gemm_backend_runtime(GemmBackend backend);
+
 /// Threads the backend's GEMM uses from now on: openblas_set_num_threads, Eigen::setNbThreads,
 /// or (onednn) the OpenMP thread count set around each dnnl_sgemm call. Process-wide, as the
 /// libraries keep it; inside an OpenMP parallel region oneDNN and Eigen run one thread anyway.
