@@ -269,7 +269,9 @@ def section(folder):
 
 
 def thread_folders(folder):
-    return sorted(folder.glob("threads-*"), key=lambda f: int(f.name.split("-")[1]))
+    """A machine's finished measurements (threads-N), not one still being taken."""
+    done = [f for f in folder.glob("threads-*") if re.fullmatch(r"threads-\d+", f.name)]
+    return sorted(done, key=lambda f: int(f.name.split("-")[1]))
 
 
 def machine_heading(folder):
