@@ -410,10 +410,15 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               const bool filter = pass == Pass::backward_filter;
               for (const TapClass& c : classes) {
                 const int64_t px = std::max<int64_t>(1, class_pixels(c));
-                // Backward-filter: one chunk of every image of the worker per class.
+                // Backward-filter: one chunk of every image of the worker per class. Chunks
+                // of even size, as many as a requested count needs, or the nearest count to
+                // the automatic one's.
                 int64_t bc = images > 0 ? images : filter ? longest : (256 + px - 1) / px;
                 bc = std::clamp<int64_t>(bc, 1, longest);
-                bc = (longest + (longest + bc - 1) / bc - 1) / ((longest + bc - 1) / bc);
+                const int64_t chunks = images > 0 || filter
+                                           ? (longest + bc - 1) / bc
+                                           : std::max<int64_t>(1, (2 * longest + bc) / (2 * bc));
+                bc = (longest + chunks - 1) / chunks;
                 // The column buffer holds a block of channels of at most 256 rows (whole
                 // channels, at least one); the adjoint backward-data's the whole class.
                 // Backward-filter: one block for every class, by the most taps of a class.
@@ -555,12 +560,16 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
     const bool forward = pass == Pass::forward;
     EXPECT_EQ(layout.class_count, forward ? 5 : 9);
     EXPECT_NEAR(layout.product_share, (forward ? 369.0 : 361.0) / 441.0, 1e-12);
-    // 16 images: the interior (25 pixels) batches 11 per GEMM, as 8 + 8; the rows, edges and
-    // corners (7, 5 and 1 pixels) take all 16.
+    // 16 images: the interior (25 pixels) reaches 256 columns with 11, and 16 / 11 rounds to
+    // one chunk of 16; the rows, edges and corners (7, 5 and 1 pixels) take all 16 anyway.
+    EXPECT_EQ(layout.class_images, std::vector<int64_t>(forward ? 5 : 9, 16));
+    // Asked for 11, the count is an upper bound: 8 + 8.
+    im2col::Im2colOptions eleven = unpacked;
+    eleven.images_per_gemm = 11;
     const std::vector<int64_t> images =
-        forward ? std::vector<int64_t>{16, 16, 8, 16, 16}
-                : std::vector<int64_t>{16, 16, 16, 16, 8, 16, 16, 16, 16};
-    EXPECT_EQ(layout.class_images, images);
+        forward ? std::vector<int64_t>{8, 8, 8, 8, 8}
+                : std::vector<int64_t>{8, 8, 8, 8, 8, 8, 8, 8, 8};
+    EXPECT_EQ(im2col::im2col_layout(seven, pass, eleven, 1).class_images, images);
     EXPECT_NE(layout.describe().find(forward ? "taps in_image (5 classes, 83.7 % of the products)"
                                              : "taps in_image (9 classes, 81.9 % of the products)"),
               std::string::npos)

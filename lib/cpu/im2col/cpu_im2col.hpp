@@ -121,7 +121,11 @@ inline constexpr int64_t kUnpackedTargetColumns = 256;
 /// Automatic images per GEMM of a tap class: the fewest whose pixels reach this many GEMM
 /// columns. A class is narrower than its image (a 7x7 image's edge classes are 5 and 7 pixels
 /// wide), and the unpacked GEMM's last column panel of a product runs partly empty, so the
-/// classes batch further than whole images do (docs/strategy-im2col.md, "Tap classes").
+/// classes batch further than whole images do (docs/strategy-im2col.md, "Tap classes"). A
+/// worker's images are then cut into the nearest count of even chunks: 16 images of a 7x7
+/// interior (25 pixels, 11 reach the target) run as one GEMM of 400 columns, not two of 200,
+/// which read the filter twice and end in a half-empty vector (measured faster on the Intel
+/// Xeon VM; docs/strategy-im2col.md).
 inline constexpr int64_t kClassTargetColumns = 256;
 
 /// Rows of a tap class's column buffer built and multiplied at once (forward and transposed

@@ -345,7 +345,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                    : filter                    ? longest
                                                : ceil_div(kClassTargetColumns, pixels_c);
       bc = std::clamp<int64_t>(bc, 1, std::min(longest, int64_t{INT_MAX} / pixels_c));
-      bc = ceil_div(longest, ceil_div(longest, bc));
+      // Chunks of even size: a requested count is an upper bound; the automatic one takes the
+      // nearest count of chunks (kClassTargetColumns), so a chunk may reach 1.5 times the
+      // target rather than fall to half of it.
+      const int64_t chunks = options.images_per_gemm > 0 || filter
+                                 ? ceil_div(longest, bc)
+                                 : std::max<int64_t>(1, (2 * longest + bc) / (2 * bc));
+      bc = ceil_div(longest, chunks);
       layout.class_images.push_back(bc);
       const int64_t width = checked_mul(bc, class_pixels(c), "im2col columns");
       // The column buffer is built a block of channels at a time, except by the adjoint
