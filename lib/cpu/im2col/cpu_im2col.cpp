@@ -194,7 +194,6 @@ class Im2colPlan final : public Plan {
       info_.kernel += std::string(", ") + to_string(layout_.gemm_scratch.isa);
       info_.details.emplace_back("isa", to_string(layout_.gemm_scratch.isa));
     }
-    const std::size_t per_worker = 4 * static_cast<std::size_t>(worker_floats());
     info_.workspace_split = {
         {"columns", static_cast<std::size_t>(4 * layout_.workers * layout_.col)},
         {"stage", static_cast<std::size_t>(4 * layout_.workers * (layout_.stage + layout_.panel))},
@@ -267,6 +266,10 @@ class Im2colPlan final : public Plan {
     return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
   }
   float* flipped_of(float* base) const { return partial_of(layout_.workers, base); }
+  // Group g's rows of the flipped filter: C/g rows of K/g*R*S, as w holds K/g rows of C/g*R*S.
+  const float* flipped_group(const float* flipped, int64_t group) const {
+    return flipped + group * p_.c_per_group() * col_rows(conv_geometry_);
+  }
   ClassBuffers class_buffers(int64_t v, float* base) const {
     float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
@@ -342,8 +345,7 @@ class Im2colPlan final : public Plan {
         case Pass::backward_data:
           if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
-            convolve(chunk, t.y + y_offset(chunk),
-                     flipped_of(base) + chunk.group * p_.c_per_group() * col_rows(conv_geometry_),
+            convolve(chunk, t.y + y_offset(chunk), flipped_group(flipped_of(base), chunk.group),
                      t.x + x_offset(chunk), col, stage, gemm);
           } else {
             backward_data(chunk, t, col, stage, gemm);
@@ -508,8 +510,8 @@ class Im2colPlan final : public Plan {
           } else if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
             multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk),
-                           b.flipped + chunk.group * p_.c_per_group() * col_rows(conv_geometry_),
-                           col_rows(conv_geometry_), p_.c, t.x + x_offset(chunk), b, part);
+                           flipped_group(b.flipped, chunk.group), col_rows(conv_geometry_), p_.c,
+                           t.x + x_offset(chunk), b, part);
           } else {
             backward_data_class(classes_[k], chunk, t, b, part);
           }
