@@ -292,6 +292,32 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
   EXPECT_EQ(winograd().plan(p, Pass::forward, {{"variant", "f2"}})->info().transform, "F(2x2,3x3)");
 }
 
+// Auto filter blocks: U larger than 4 MiB goes in blocks only where no worker runs two chunks
+// (a worker would otherwise transform each block once per chunk); the blocks are at most
+// 3 MiB in whole 6-row register tiles.
+TEST_F(CpuWinograd, AutoFilterBlocksOnlyWhereEachWorkerRunsOneChunk) {
+  const int previous = num_threads();
+  set_num_threads(1);
+  // ResNet-50's 14x14 layer at mb 16: U of 9 MiB, 256 tiles in four chunks of 64.
+  const ConvProblem four_chunks = problem("mb16ic256ih14oc256kh3ph1");
+  // Its 7x7 layer: U of 36 MiB, 64 tiles in one chunk; 3 MiB / (36 * 512 * 4 bytes) = 42 rows.
+  const ConvProblem one_chunk = problem("mb16ic512ih7oc512kh3ph1");
+  for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    auto whole = winograd().plan(four_chunks, pass, {});
+    EXPECT_EQ(detail(*whole, "tiles_per_chunk"), "64") << to_string(pass);
+    EXPECT_EQ(detail(*whole, "filter_rows"), "all, once per group") << to_string(pass);
+    auto blocked = winograd().plan(one_chunk, pass, {});
+    EXPECT_EQ(detail(*blocked, "tiles_per_chunk"), "64") << to_string(pass);
+    EXPECT_EQ(detail(*blocked, "filter_rows"), "42 per block, per chunk") << to_string(pass);
+  }
+  // Two threads split the 7x7 layer's tiles into two chunks, one per worker: still blocks.
+  set_num_threads(2);
+  auto two_workers = winograd().plan(one_chunk, Pass::forward, {});
+  EXPECT_EQ(detail(*two_workers, "chunk_workers"), "2");
+  EXPECT_EQ(detail(*two_workers, "filter_rows"), "42 per block, per chunk");
+  set_num_threads(previous);
+}
+
 // Backward-filter in blocks over one chunk: the workers share the chunk's transforms and take
 // blocks of dU rows, each summed over all tiles, so every thread count gives the same bits.
 TEST_F(CpuWinograd, BackwardFilterInBlocksSameBitsOnAnyThreadCount) {

@@ -31,10 +31,11 @@
 //
 // Filter blocks. A whole U is alpha^2 Cd Cs floats: 36 MiB on a 512-channel layer, written by
 // the filter transform and read back by the GEMMs from memory (the transform's stores were
-// half its profile). Past kWinogradCpuWholeFilterBytes (knob `filter_rows`), each worker
-// instead transforms U a block of destination rows at a time, right before that block's
-// GEMMs, for every chunk: the block stays in cache, and the transform is repeated once per
-// chunk, which is few when U is large (few tiles per channel). Backward-filter sums dU over
+// half its profile). Past kWinogradCpuWholeFilterBytes (knob `filter_rows`), where no worker
+// runs more than one chunk, each worker instead transforms U a block of destination rows at a
+// time, right before that block's GEMMs: the block stays in cache. With several chunks per
+// worker, blocks would repeat the transform for every chunk and re-read the chunk's V for
+// every block, which cost more than U's trip to memory and back. Backward-filter sums dU over
 // the chunks, so it takes blocks only when the tiles are one chunk: each block of dU then goes
 // to dw (the adjoint transform) from cache.
 //
@@ -456,7 +457,8 @@ std::vector<KnobSpec> cpu_winograd_knobs() {
       "forward and backward-data (backward-filter when its tiles are one chunk): destination "
       "channels per block of the filter transform, "
       "transformed with each chunk (at least the destination channels: U whole, once per "
-      "group); auto: whole when U is at most 4 MiB, else blocks of at most 512 KiB"));
+      "group); auto: whole when U is at most 4 MiB or a worker runs several chunks, else "
+      "blocks of at most 3 MiB"));
   knobs.push_back(
       choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
                   "instruction set of the tile transforms and the GEMM: auto (the widest this CPU "
@@ -528,7 +530,8 @@ int64_t cpu_winograd_staging_point(Pass pass) {
                                        : 0;
 }
 
-int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m) {
+int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m,
+                                 const WinogradLayout& whole) {
   if (const std::optional<int64_t> rows = knob_integer(knobs, "filter_rows")) return *rows;
   const bool data = pass == Pass::backward_data;
   const int64_t points = int64_t{m + 2} * (m + 2);
@@ -537,6 +540,11 @@ int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValu
   const int64_t row_bytes = checked_mul(4 * points, src, "cpu.winograd filter transform");
   if (checked_mul(row_bytes, dst, "cpu.winograd filter transform") <= kWinogradCpuWholeFilterBytes)
     return 0;
+  // A worker with several chunks would transform every block once per chunk, and read the
+  // chunk's V (2 MiB, past L2) once per block: the 14x14 layer at mb 16 (four chunks) ran
+  // 1.3-1.5x slower in 12-row blocks than with U whole, transformed once and read from memory
+  // once per chunk, on the Intel Xeon VM (docs/strategy-winograd.md).
+  if (pass != Pass::backward_filter && whole.chunks > whole.workers) return 0;
   // Whole register tiles of the GEMM where the block holds at least one.
   const int64_t rows = kWinogradCpuFilterBlockBytes / row_bytes,
                 tile = cpu_gemm::kUnpackedSgemmRows;
@@ -545,7 +553,10 @@ int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValu
 
 WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobValues& knobs) {
   WinogradOptions options = cpu_winograd_options(knobs);
-  options.filter_rows = cpu_winograd_filter_rows(p, pass, knobs, options.m);
+  // Forward and backward-data chunks do not depend on the filter blocks; backward-filter's
+  // rule for blocks does not look at its chunks.
+  options.filter_rows = cpu_winograd_filter_rows(p, pass, knobs, options.m,
+                                                 winograd_layout(p, pass, options));
   // The chunk and the workers do not depend on the library scratch, so the first layout
   // sizes it and the second places it.
   const WinogradLayout sizing = winograd_layout(p, pass, options);

@@ -17,17 +17,21 @@ namespace convlab::winograd {
 WinogradOptions cpu_winograd_options(const KnobValues& knobs);
 
 /// The whole U (alpha^2 Cd Cs floats) up to which auto keeps it whole, transformed once per
-/// group; past it, forward and backward-data transform U in blocks of rows of at most
-/// kWinogradCpuFilterBlockBytes (rounded down to whole register tiles of the GEMM) for every
-/// chunk, so that the GEMMs read it from cache instead of memory. Blocks of 6, 12 and 24 rows
-/// ran within the noise of each other on the 7x7 and 14x14 layers (docs/strategy-winograd.md).
+/// group; past it, where no worker runs more than one chunk, forward and backward-data
+/// transform U in blocks of rows of at most kWinogradCpuFilterBlockBytes (rounded down to
+/// whole register tiles of the GEMM), so that the GEMMs read it from cache instead of memory.
+/// Each block re-reads the chunk's V: on the 7x7 layer (512 channels) blocks of 24-60 rows ran
+/// 1.2-1.4x faster than blocks of 6 on the Intel Xeon VM, where on the AMD EPYC VM 6, 12 and
+/// 24 rows were within the noise of each other (docs/strategy-winograd.md).
 inline constexpr int64_t kWinogradCpuWholeFilterBytes = int64_t{4} << 20;
-inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{512} << 10;
+inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{3} << 20;
 
 /// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole).
-/// Backward-filter's layout takes it only when the tiles are one chunk.
+/// `whole` is the layout with U whole: forward and backward-data take blocks only where no
+/// worker runs more than one chunk of it. Backward-filter's layout takes blocks only when the
+/// tiles are one chunk.
 int64_t cpu_winograd_filter_rows(const ConvProblem& problem, Pass pass, const KnobValues& knobs,
-                                 int m);
+                                 int m, const WinogradLayout& whole);
 
 /// Backward-filter transforms the input of kStagingChannels channels of one run of tiles into
 /// a staging buffer and transposes it from there into V's place, tiles x Cs per point (the
