@@ -2,10 +2,11 @@
 // ceiling the CPU strategies are compared against (docs/strategy-im2col.md):
 //  - fma_peak/<isa>: twelve independent chains of vector FMAs on registers only, the
 //    machine's single-precision FMA rate on one thread (GFLOP/s, 2 flops per lane);
-//  - gemm/<unpacked|library>/<m>x<n>x<k>: the unpacked SGEMM (widest instruction set) and the
-//    default GEMM library (OpenBLAS where built) on the same operands, held in cache between
-//    iterations: the per-point product shapes of ResNet-50's 3x3 layers at mb 16 and a square
-//    one.
+//  - gemm/<backend>/<m>x<n>x<k>: the unpacked SGEMM (widest instruction set), OpenBLAS's
+//    sgemm and oneDNN's dnnl_sgemm (where built; each labelled with what it runs on this CPU)
+//    on the same operands, held in cache between iterations: the per-point product shapes of
+//    ResNet-50's 3x3 layers at mb 16, two of cpu.im2col's tap-class products (the 7x7 layer's
+//    interior of 16 images, 400 columns, and the 14x14 layer's of 2 images) and a square one.
 //
 //   CONVLAB_NUM_THREADS=1 taskset -c 1 build/release/bench/micro/gemm_kernels \
 //     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -82,33 +83,37 @@ void BM_FmaPeak(benchmark::State& state, CpuIsa isa) {
 #endif
 }
 
-void BM_Gemm(benchmark::State& state, bool unpacked, int64_t m, int64_t n, int64_t k) {
+void BM_Gemm(benchmark::State& state, im2col::GemmBackend backend, int64_t m, int64_t n,
+             int64_t k) {
+  if (!im2col::gemm_backend_available(backend)) {
+    state.SkipWithError((std::string(im2col::to_string(backend)) + " not in this build").c_str());
+    return;
+  }
   const CpuIsa isa = convlab::cpu_isa("auto", "gemm_kernels isa");
   std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n);
-  im2col::set_gemm_threads(im2col::default_gemm_backend(), 1);
+  im2col::set_gemm_threads(backend, 1);
   for (auto _ : state) {
-    if (unpacked) {
-      convlab::cpu_gemm::unpacked_sgemm(isa, false, m, n, k, a.data(), k, b.data(), n, 0.0f,
-                                        c.data(), n);
-    } else {
-      im2col::sgemm(im2col::default_gemm_backend(), false, false, m, n, k, a.data(), k, b.data(), n,
-                    0.0f, c.data(), n);
-    }
+    im2col::sgemm(backend, false, false, m, n, k, a.data(), k, b.data(), n, 0.0f, c.data(), n);
     benchmark::ClobberMemory();
   }
   state.counters["GFLOP/s"] = benchmark::Counter(
       2.0 * m * n * k * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
-  state.SetLabel(unpacked ? std::string("unpacked ") + convlab::to_string(isa)
-                          : im2col::to_string(im2col::default_gemm_backend()));
+  const std::string runtime = im2col::gemm_backend_runtime(backend);
+  state.SetLabel(backend == im2col::GemmBackend::unpacked
+                     ? std::string("unpacked ") + convlab::to_string(isa)
+                     : std::string(im2col::to_string(backend)) +
+                           (runtime.empty() ? "" : " " + runtime));
 }
 
 struct Shape {
   int64_t m, n, k;
 };
 // M = U V per transform point (Cd x chunk x Cs) of ResNet-50's 3x3 layers at mb 16, the 7x7
-// layer's 64 tiles, and a square product.
-const Shape kShapes[] = {
-    {64, 128, 64}, {128, 128, 128}, {256, 128, 256}, {512, 64, 512}, {1024, 1024, 1024}};
+// layer's 64 tiles; filter x interior columns (K x columns x 9C) of the 7x7 and 14x14 layers'
+// tap classes; a square product.
+const Shape kShapes[] = {{64, 128, 64},   {128, 128, 128},   {256, 128, 256},
+                         {512, 64, 512},  {512, 400, 4608},  {256, 288, 2304},
+                         {1024, 1024, 1024}};
 
 const bool kRegistered = [] {
   benchmark::RegisterBenchmark("fma_peak/avx512", BM_FmaPeak, CpuIsa::avx512);
@@ -116,10 +121,12 @@ const bool kRegistered = [] {
   for (const Shape& s : kShapes) {
     const std::string dims =
         std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-    for (bool unpacked : {true, false}) {
+    for (im2col::GemmBackend backend : {im2col::GemmBackend::unpacked,
+                                        im2col::GemmBackend::openblas,
+                                        im2col::GemmBackend::onednn}) {
       benchmark::RegisterBenchmark(
-          ("gemm/" + std::string(unpacked ? "unpacked/" : "library/") + dims).c_str(), BM_Gemm,
-          unpacked, s.m, s.n, s.k);
+          ("gemm/" + std::string(im2col::to_string(backend)) + "/" + dims).c_str(), BM_Gemm,
+          backend, s.m, s.n, s.k);
     }
   }
   return true;
