@@ -436,7 +436,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               }
               col = pad16(largest_col);
               stage = pad16((transposed ? p.c_per_group() : p.k_per_group()) * widest);
-              index = pad16(2 * g.channels * most_taps);  // int64 filter columns of a class
+              // The int64 filter columns of a class, which backward-filter adds into by runs.
+              index = pass == Pass::backward_filter ? 0 : pad16(2 * g.channels * most_taps);
               flipped = transposed ? pad16(p.w_elems()) : 0;  // the flipped filter, shared
               EXPECT_TRUE(layout.tap_classes);
               EXPECT_EQ(layout.transposed, transposed);

@@ -21,6 +21,7 @@
 namespace convlab {
 namespace {
 
+using im2col::add_class_filter_columns;
 using im2col::col2im_class_add_cpu;
 using im2col::col2im_cpu;
 using im2col::gather_class;
@@ -213,6 +214,46 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
     col2im_cpu(g, full.data(), dx_full.data());
     for (std::size_t e = 0; e < x.size(); ++e) {
       ASSERT_EQ(dx_classes[e], dx_full[e]) << p.descriptor() << " dx element " << e;
+    }
+  }
+  EXPECT_GT(classes_checked, 100);
+}
+
+// Backward-filter adds a class's products into dW's columns of its taps by runs; the columns
+// are the class's rows of the full column buffer (tap_class_rows), for merged and exact
+// classes alike (exact corners have neither every tap row nor every tap column).
+TEST(Im2colTapClasses, FilterColumnAddsMatchTheClassRows) {
+  std::vector<ConvProblem> problems = testing::edge_cases();
+  for (const ConvProblem& p : testing::random_problems(testing::run_seed() + 13, 40)) {
+    problems.push_back(p);
+  }
+  std::mt19937 rng(static_cast<uint32_t>(testing::run_seed()));
+  std::uniform_int_distribution<int> digit(-3, 3);
+  int classes_checked = 0;
+  for (const ConvProblem& p : problems) {
+    const Im2colGeometry g = make_im2col_geometry(p, 1);
+    const int64_t filter_row = col_rows(g), out_rows = 3, stride = filter_row + 5;
+    if (out_rows * stride > (int64_t{1} << 22)) continue;
+    for (ClassCut cut : {ClassCut::merged, ClassCut::exact}) {
+      for (const TapClass& c : tap_classes(g, cut)) {
+        const int64_t n = g.channels * class_taps(c);
+        std::vector<int64_t> columns(static_cast<std::size_t>(n));
+        tap_class_rows(g, c, columns.data());
+        std::vector<float> sums(static_cast<std::size_t>(out_rows * n));
+        for (float& v : sums) v = static_cast<float>(digit(rng));
+        std::vector<float> dw(static_cast<std::size_t>(out_rows * stride));
+        for (float& v : dw) v = static_cast<float>(digit(rng));
+        std::vector<float> want = dw;
+        for (int64_t r = 0; r < out_rows; ++r)
+          for (int64_t j = 0; j < n; ++j) want[r * stride + columns[j]] += sums[r * n + j];
+        add_class_filter_columns(g, c, g.channels, sums.data(), out_rows, dw.data(), stride);
+        for (std::size_t e = 0; e < dw.size(); ++e) {
+          ASSERT_EQ(dw[e], want[e]) << p.descriptor() << " class rows [" << c.rows.begin << ", "
+                                    << c.rows.end << ") cols [" << c.cols.begin << ", "
+                                    << c.cols.end << ") element " << e;
+        }
+        ++classes_checked;
+      }
     }
   }
   EXPECT_GT(classes_checked, 100);

@@ -88,7 +88,8 @@
 //   tap classes: col = pad16(max_k Cb_k*taps_k * b_k*P_k), Cb_k = Cg for the adjoint
 //                backward-data, else a block of min(Cg, max(1, 256 / taps_k)) channels,
 //                stage = pad16(Kg * max_k b_k*P_k),
-//                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class);
+//                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class;
+//                none for backward-filter, which adds into them by runs);
 //                transposed backward-data: Kg and Cg swap places, flipped = pad16(K*C/g*R*S)
 //                backward-filter: a block for all classes, stage = pad16(Kg * sum_k P_k *
 //                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
@@ -601,15 +602,6 @@ class Im2colPlan final : public Plan {
       for (std::size_t k = 0; k < classes_.size(); ++k) {
         const TapClass& tc = classes_[k];
         const int64_t taps = class_taps(tc), n = nb * taps;
-        // The block's filter columns of the class's taps, relative to the block's first.
-        int64_t* columns = b.index;
-        for (int64_t c = 0; c < nb; ++c) {
-          for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
-            for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
-              *columns++ = c * rs + i * p_.s + j;
-            }
-          }
-        }
         // A class of every tap (the interior) owns the block's columns whole: its GEMM adds
         // into dW in place.
         const bool whole = taps == rs;
@@ -625,11 +617,7 @@ class Im2colPlan final : public Plan {
             } else {
               sgemm(backend_, false, true, kg, n, cols, dy, cols, b.col, cols, 0.0f, b.panel, n,
                     layout_.gemm_scratch, b.gemm);
-              for (int64_t r = 0; r < kg; ++r) {
-                float* row = block_dw + r * filter_row;
-                const float* sums = b.panel + r * n;
-                for (int64_t j = 0; j < n; ++j) row[b.index[j]] += sums[j];
-              }
+              add_class_filter_columns(g, tc, nb, b.panel, kg, block_dw, filter_row);
             }
           }
           dy += kg * cols;

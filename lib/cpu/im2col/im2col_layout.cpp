@@ -380,7 +380,12 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       // The stage holds a class's output pixels.
       layout.stage = pad16(checked_mul(out_rows, widest, "im2col stage"));
     }
-    layout.index = pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
+    // The filter's columns of a class, which the GEMM reads A through; backward-filter adds
+    // its products into them by runs instead (add_class_filter_columns).
+    if (!filter) {
+      layout.index =
+          pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
+    }
   }
   if (layout.transposed) layout.flipped = pad16(p.w_elems());
   layout.partial =

@@ -187,6 +187,25 @@ void col2im_class_add_cpu(const Im2colGeometry& g, const TapClass& tc, const flo
   }
 }
 
+void add_class_filter_columns(const Im2colGeometry& g, const TapClass& tc, int64_t channels,
+                              const float* sums, int64_t rows, float* dw, int64_t dw_stride) {
+  const int64_t s = g.kernel_w, rs = g.kernel_h * g.kernel_w;
+  const int64_t th = range_size(tc.taps_h), tw = range_size(tc.taps_w), n = channels * th * tw;
+  if (n == 0) return;
+  dw += tc.taps_h.begin * s + tc.taps_w.begin;
+  for (int64_t r = 0; r < rows; ++r, sums += n, dw += dw_stride) {
+    if (tw == s) {
+      // Full tap rows: a channel's taps are one run of th * S columns.
+      add_rows(sums, th * s, channels, rs, dw);
+    } else if (th == g.kernel_h) {
+      // Full tap columns: every (channel, tap row) starts S columns after the previous one.
+      add_rows(sums, tw, channels * th, s, dw);
+    } else {
+      for (int64_t c = 0; c < channels; ++c) add_rows(sums + c * th * tw, tw, th, s, dw + c * rs);
+    }
+  }
+}
+
 void gather_class(const Im2colGeometry& g, const TapClass& tc, const float* src, int64_t rows,
                   int64_t channels_total, float* dst) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);

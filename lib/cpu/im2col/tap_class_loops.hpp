@@ -23,6 +23,15 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
 void col2im_class_add_cpu(const Im2colGeometry& g, const TapClass& tc, const float* col,
                           float* dx_group);
 
+/// The adjoint of reading a class's filter columns: for each of `rows` rows, adds
+/// sums[row * channels * class_taps + (c, i, j)] into dw[row * dw_stride + c * R*S + i * S + j]
+/// for c < channels and the class's taps (i, j) of an R x S filter (g.kernel_h x g.kernel_w),
+/// dw pointing at the first channel's column. Backward-filter's class products land in a
+/// panel and are added into dW this way: by runs of consecutive columns, not one indexed
+/// column at a time (on a 7x7 image the edge classes' adds cost a fifth of the pass so).
+void add_class_filter_columns(const Im2colGeometry& g, const TapClass& tc, int64_t channels,
+                              const float* sums, int64_t rows, float* dw, int64_t dw_stride);
+
 /// The class's pixels of `rows` planes of an NCHW tensor (planes at stride out_h*out_w, images
 /// at stride channels_total*out_h*out_w) into dst[rows, images * class_pixels], in the column
 /// order of im2col_class_cpu; g gives out_h, out_w and images.
