@@ -54,6 +54,20 @@ void for_each_tap_segment(const Im2colGeometry& g, int64_t begin, int64_t end, V
   }
 }
 
+// Zeroes [d, d + n): a row's side padding, a float or two per output row, where a memset
+// call (what std::fill of zeros becomes) cost more than the stores: 2 % of ResNet-50's 28x28
+// forward pass went to those calls.
+inline void zero_side(float* d, int64_t n) {
+  if (n > 4) {
+    std::fill(d, d + n, 0.0f);
+    return;
+  }
+  if (n > 0) d[0] = 0.0f;
+  if (n > 1) d[1] = 0.0f;
+  if (n > 2) d[2] = 0.0f;
+  if (n > 3) d[3] = 0.0f;
+}
+
 // With unit strides, no dilation across and output rows as wide as input rows (a "same"
 // convolution such as 3x3 pad 1), output pixel p of tap (c, i, j) reads x at p plus a constant
 // offset, so a tap's row over every data-reading output row of a block is one contiguous copy.
@@ -113,8 +127,8 @@ void im2col_block_contiguous(const Im2colGeometry& g, const float* x_image, int6
     for (int64_t row = t.first / width * width; row < t.last; row += width) {
       const int64_t a0 = std::max(t.first, row), a1 = std::min(t.last, row + t.span.begin);
       const int64_t b0 = std::max(t.first, row + t.span.end), b1 = std::min(t.last, row + width);
-      if (a1 > a0) std::fill(d + (a0 - begin), d + (a1 - begin), 0.0f);
-      if (b1 > b0) std::fill(d + (b0 - begin), d + (b1 - begin), 0.0f);
+      zero_side(d + (a0 - begin), a1 - a0);
+      zero_side(d + (b0 - begin), b1 - b0);
     }
   });
 }
@@ -144,7 +158,7 @@ void im2col_block_cpu(const Im2colGeometry& g, const float* x_image, int64_t beg
   if (rows_are_contiguous(g)) return im2col_block_contiguous(g, x_image, begin, end, col, ld);
   for_each_tap_segment(g, begin, end, [&](const TapSegment& s) {
     float* d = col + s.row * ld;
-    std::fill(d + s.first, d + s.data_first, 0.0f);
+    zero_side(d + s.first, s.data_first - s.first);
     const float* src = x_image + s.source;
     const int64_t n = s.data_last - s.data_first;
     if (g.stride_w == 1) {
@@ -152,7 +166,7 @@ void im2col_block_cpu(const Im2colGeometry& g, const float* x_image, int64_t beg
     } else {
       for (int64_t t = 0; t < n; ++t) d[s.data_first + t] = src[t * g.stride_w];
     }
-    std::fill(d + s.data_last, d + s.last, 0.0f);
+    zero_side(d + s.data_last, s.last - s.data_last);
   });
 }
 
