@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -297,6 +299,50 @@ TEST(CpuIm2col, UnpackedGemmSameBitsOnAnyThreadCount) {
   set_num_threads(2);
 }
 
+// Backward-filter may run dWᵀ = col dYᵀ instead of dW = dY colᵀ: the unpacked GEMM sums each
+// element of either in the same depth blocks and order, however many of B's columns it
+// transposes at once, so the two products are transposes of each other bit for bit.
+TEST(CpuIm2col, UnpackedTransposedProductGivesTheSameBits) {
+  std::mt19937 rng(static_cast<uint32_t>(run_seed()));
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  auto random = [&](int64_t count) {
+    std::vector<float> v(static_cast<std::size_t>(count));
+    for (float& e : v) e = value(rng);
+    return v;
+  };
+  const CpuIsa isa = cpu_isa("auto", "");
+  // dW's rows, its columns, the pixels. The last shape's transposed product has an A depth
+  // block over 1 MiB (1200 x 256 floats): its B (dY) is transposed all columns at once.
+  using Shape = std::array<int64_t, 3>;
+  for (const auto& [m, n, k] : {Shape{7, 150, 40}, Shape{70, 360, 300}, Shape{300, 1200, 256}}) {
+    const std::vector<float> dy = random(m * k), col = random(n * k), start = random(m * n);
+    std::vector<float> start_t(start.size());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) start_t[j * m + i] = start[i * n + j];
+    for (int threads : {1, 2}) {
+      const im2col::GemmScratch direct =
+          im2col::plan_gemm_scratch(im2col::GemmBackend::unpacked, true, m, n, k, threads, isa);
+      const im2col::GemmScratch flipped =
+          im2col::plan_gemm_scratch(im2col::GemmBackend::unpacked, true, n, m, k, threads, isa);
+      std::vector<float> scratch((std::max(direct.bytes, flipped.bytes) + 63) / 4 + 16);
+      float* aligned = reinterpret_cast<float*>(
+          (reinterpret_cast<std::uintptr_t>(scratch.data()) + 63) / 64 * 64);
+      std::vector<float> c = start, c_t = start_t;
+      im2col::sgemm(im2col::GemmBackend::unpacked, false, true, m, n, k, dy.data(), k, col.data(),
+                    k, 1.0f, c.data(), n, direct, aligned);
+      im2col::sgemm(im2col::GemmBackend::unpacked, false, true, n, m, k, col.data(), k, dy.data(),
+                    k, 1.0f, c_t.data(), m, flipped, aligned);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const float a = c[i * n + j], b = c_t[j * m + i];
+          ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+              << m << "x" << n << "x" << k << " on " << threads << " threads, element (" << i
+              << ", " << j << "): " << a << " against " << b;
+        }
+    }
+  }
+}
+
 // No oversubscription: our threads times the GEMM library's are the thread count, in every
 // mode, and the plan records both.
 TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
@@ -456,7 +502,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                     ? pad16(p.w_elems())
                     : 0;
             // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
-            // GEMM, backward-filter's transposed B (the column buffer, Bᵀ of dW = dY colᵀ) in
+            // GEMM, backward-filter's transposed B (the column buffer, Bᵀ of dW = dY colᵀ, or
+            // dY, Bᵀ of dWᵀ = col dYᵀ) in
             // blocks of 256 rows of its inner dimension by 64 columns, one per thread that has
             // columns (each takes a share in multiples of 64); none for the libraries that keep
             // their own.
@@ -476,18 +523,36 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                       : im2col::plan_gemm_scratch(layout.backend, true, kg, rows, cols,
                                                   gemm_threads, any);
               gemm = static_cast<int64_t>(scratch.bytes / 4);
-            } else if (layout.backend == im2col::GemmBackend::unpacked &&
-                       pass == Pass::backward_filter && kg > 0 && gemm_rows > 0 && gemm_cols > 0) {
+            }
+            // Every tap on the unpacked GEMM, where the column buffer has more rows than dY
+            // and the product's inner dimension is one depth block (256): backward-filter runs
+            // dWᵀ = col dYᵀ, its transposed B dY's K/g rows, into a dWᵀ of each worker's own.
+            const bool dw_transposed = layout.backend == im2col::GemmBackend::unpacked &&
+                                       pass == Pass::backward_filter &&
+                                       taps == im2col::TapMode::all && rows > kg && cols <= 256;
+            EXPECT_EQ(layout.dw_transposed, dw_transposed) << p.descriptor();
+            const int64_t dw_t = dw_transposed ? pad16(p.w_elems()) : 0;
+            int64_t gemm_m = kg;  // the rows of C
+            if (dw_transposed) {
+              gemm_m = gemm_rows;
+              gemm_rows = kg;
+            }
+            if (layout.backend == im2col::GemmBackend::unpacked && pass == Pass::backward_filter &&
+                kg > 0 && gemm_rows > 0 && gemm_cols > 0) {
               const int64_t units = (gemm_rows + 63) / 64;
               const int64_t threads = std::min<int64_t>(gemm_threads, units);
               const int64_t share = (units + threads - 1) / threads * 64;
               const int64_t used = (gemm_rows + share - 1) / share;  // threads with columns
-              gemm = used * pad16(std::min<int64_t>(gemm_cols, 256) *
-                                  std::min<int64_t>(gemm_rows, 64));
+              // A taller C than a thread's columns are wide, with A's depth block over 1 MiB,
+              // transposes all of them (up to 512) at once, else 64.
+              const int64_t wide = std::min<int64_t>({gemm_rows, share, 512});
+              const bool wide_a = gemm_m * std::min<int64_t>(gemm_cols, 256) * 4 > (1 << 20);
+              const int64_t block = gemm_m > wide && wide_a ? wide : std::min<int64_t>(wide, 64);
+              gemm = used * pad16(std::min<int64_t>(gemm_cols, 256) * block);
             }
             const int64_t formula =
-                4 * (workers * (col + stage + panel + gemm + index) + (workers - 1) * partial +
-                     flipped);
+                4 * (workers * (col + stage + panel + gemm + index + dw_t) +
+                     (workers - 1) * partial + flipped);
             auto plan = algo.plan(p, pass);
             ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
                 << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
@@ -907,7 +972,9 @@ TEST(CpuIm2col, PointwiseShortcutNeedsNoColumnBuffer) {
     const im2col::Im2colLayout layout =
         im2col::im2col_layout(p, pass, im2col::Im2colOptions{}, num_threads());
     EXPECT_EQ(layout.col + layout.stage, 0) << to_string(pass);
-    EXPECT_EQ(plan->workspace_bytes(), static_cast<std::size_t>(4 * layout.gemm))
+    // Backward-filter sums dWᵀ (3 input channels against 2 output ones) in a buffer of its own.
+    EXPECT_EQ(layout.dw_t, pass == Pass::backward_filter ? 16 * ((p.w_elems() + 15) / 16) : 0);
+    EXPECT_EQ(plan->workspace_bytes(), static_cast<std::size_t>(4 * (layout.gemm + layout.dw_t)))
         << to_string(pass);
     EXPECT_NE(plan->notes().find("1x1 shortcut"), std::string::npos) << plan->notes();
   }

@@ -64,6 +64,10 @@
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
 //
+// Backward-filter transposed (Im2colLayout::dw_transposed): dW^T[L, Kg] += col * dY^T, the
+// same products, where the unpacked GEMM's transposed B is then dY's blocks, smaller than the
+// column buffer's; each worker's dW^T is transposed into its dW at the end.
+//
 // GEMM mapping. All matrices are row-major with the leading dimensions above; cblas_sgemm
 // with CblasRowMajor (OpenBLAS, the default) and dnnl_sgemm (opt-in) take them as they are,
 // Eigen as Map<RowMajor, OuterStride>. W^T and col^T are the transpose flags, never copies.
@@ -95,9 +99,10 @@
 //                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
 //   transposed backward-data, every tap: the forward formulas on the transposed geometry
 //                (Kg*R*S column rows, Cg GEMM rows, P = H*W), flipped = pad16(K*C/g*R*S)
-//   bytes   = 4 * (workers * (col + stage + panel + gemm + index) + (workers - 1) * partial
-//                  + flipped)
-// Worker v's buffers start at v*(col + stage + panel + gemm + index) in that order; the
+//   dw_t    = backward-filter transposed (Im2colLayout::dw_transposed) ? pad16(K * L) : 0
+//   bytes   = 4 * (workers * (col + stage + panel + gemm + index + dw_t)
+//                  + (workers - 1) * partial + flipped)
+// Worker v's buffers start at v*(col + stage + panel + gemm + index + dw_t) in that order; the
 // partials follow all workers, the flipped filter the partials. run() allocates nothing
 // itself; what the GEMM libraries and the OpenMP runtime allocate inside is measured in
 // docs/strategy-im2col.md and docs/memory-honesty.md.
@@ -114,6 +119,7 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
+#include "cpu/gemm_kernels/transpose.hpp"
 #include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "im2col_loops.hpp"
 #include "strategy/im2col_index.hpp"
@@ -259,9 +265,13 @@ class Im2colPlan final : public Plan {
   }
 
  private:
-  // A worker's buffers, one after another: col, stage, panel, gemm, index.
+  // A worker's buffers, one after another: col, stage, panel, gemm, index, dw_t.
   int64_t worker_floats() const {
-    return layout_.col + layout_.stage + layout_.panel + layout_.gemm + layout_.index;
+    return layout_.col + layout_.stage + layout_.panel + layout_.gemm + layout_.index +
+           layout_.dw_t;
+  }
+  float* dw_t_of(int64_t v, float* base) const {
+    return base + (v + 1) * worker_floats() - layout_.dw_t;
   }
   float* partial_of(int64_t v, float* base) const {
     return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
@@ -324,9 +334,12 @@ class Im2colPlan final : public Plan {
     float* stage = col + layout_.col;
     float* gemm = stage + layout_.stage;
     float* dw = t.w;
+    // Backward-filter's products sum into dw, or transposed into dw_t (filter_sums).
+    float* sums = dw;
     if (pass_ == Pass::backward_filter) {
       if (v > 0) dw = partial_of(v, base);
-      std::fill(dw, dw + p_.w_elems(), 0.0f);
+      sums = layout_.dw_transposed ? dw_t_of(v, base) : dw;
+      std::fill(sums, sums + p_.w_elems(), 0.0f);
     }
     if (layout_.tap_classes) {
       ClassBuffers buffers = class_buffers(v, base);
@@ -353,10 +366,18 @@ class Im2colPlan final : public Plan {
           }
           break;
         case Pass::backward_filter:
-          backward_filter(chunk, t, col, stage, gemm, dw);
+          backward_filter(chunk, t, col, stage, gemm, sums);
           break;
       }
       q += chunk.count;
+    }
+    if (pass_ == Pass::backward_filter && layout_.dw_transposed) {
+      // Each group's dW^T[C/g*R*S, K/g] into its rows of dW[K/g, C/g*R*S].
+      const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_);
+      for (int64_t group = 0; group < p_.groups; ++group) {
+        const int64_t at = group * kg * rows;
+        cpu_gemm::transpose(layout_.gemm_scratch.isa, rows, kg, sums + at, kg, dw + at, rows);
+      }
     }
   }
 
@@ -430,20 +451,33 @@ class Im2colPlan final : public Plan {
     if (!layout_.pointwise) col2im_cpu(g, col, dx);
   }
 
+  // dW[Kg, L] += dY[Kg, n] * col[L, n]^T over one block of n pixels (row strides ld_dy and
+  // ld_col), into `sums` at the chunk's group: dW itself, or dW^T[L, Kg] += col * dY^T where the
+  // layout runs the product transposed (the same sums, each in the same blocks and order).
+  void add_filter_product(const Chunk& c, int64_t n, const float* dy, int64_t ld_dy,
+                          const float* col, int64_t ld_col, float* gemm, float* sums) const {
+    const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_);
+    if (layout_.dw_transposed) {
+      sgemm(backend_, false, true, rows, kg, n, col, ld_col, dy, ld_dy, 1.0f, sums + w_offset(c),
+            kg, layout_.gemm_scratch, gemm);
+    } else {
+      sgemm(backend_, false, true, kg, rows, n, dy, ld_dy, col, ld_col, 1.0f, sums + w_offset(c),
+            rows, layout_.gemm_scratch, gemm);
+    }
+  }
+
   void backward_filter(const Chunk& c, const Tensors& t, float* col, float* stage, float* gemm,
-                       float* dw) const {
-    if (layout_.tile > 0) return backward_filter_tiled(c, t, col, gemm, dw);
+                       float* sums) const {
+    if (layout_.tile > 0) return backward_filter_tiled(c, t, col, gemm, sums);
     const Im2colGeometry g = chunk_geometry(c);
-    const int64_t kg = p_.k_per_group(), rows = col_rows(g), cols = col_cols(g);
+    const int64_t cols = col_cols(g);
     const float* x = t.x + x_offset(c);
     const float* b = x;
     if (!layout_.pointwise) {
       im2col_cpu(g, x, col);
       b = col;
     }
-    const float* dy = dy_matrix(c, t, stage);
-    sgemm(backend_, false, true, kg, rows, cols, dy, cols, b, cols, 1.0f, dw + w_offset(c), rows,
-          layout_.gemm_scratch, gemm);
+    add_filter_product(c, cols, dy_matrix(c, t, stage), cols, b, cols, gemm, sums);
   }
 
   // Tiled (one image, b = 1): the same GEMMs cut along the output pixels into blocks of
@@ -464,16 +498,15 @@ class Im2colPlan final : public Plan {
   }
 
   void backward_filter_tiled(const Chunk& c, const Tensors& t, float* col, float* gemm,
-                             float* dw) const {
-    const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_), pixels = col_pixels(geometry_);
+                             float* sums) const {
+    const int64_t pixels = col_pixels(geometry_);
     const float* x = t.x + x_offset(c);
     const float* dy = t.y + y_offset(c);
     for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
       const OutputRange block = pixel_block(pixels, layout_.tile, k);
       const int64_t width = block.end - block.begin;
       im2col_block_cpu(geometry_, x, block.begin, block.end, col, width);
-      sgemm(backend_, false, true, kg, rows, width, dy + block.begin, pixels, col, width, 1.0f,
-            dw + w_offset(c), rows, layout_.gemm_scratch, gemm);
+      add_filter_product(c, width, dy + block.begin, pixels, col, width, gemm, sums);
     }
   }
 

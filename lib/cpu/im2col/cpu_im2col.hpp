@@ -142,7 +142,7 @@ inline int64_t class_channel_block(int64_t channels, int64_t taps) {
 inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
-///   workspace = 4 bytes * (workers * (col + stage + panel + gemm + index)
+///   workspace = 4 bytes * (workers * (col + stage + panel + gemm + index + dw_t)
 ///                          + (workers - 1) * partial + flipped)
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
@@ -190,6 +190,13 @@ struct Im2colLayout {
   /// w[g][k][c][R-1-i'][S-1-j'], pad16(K*C/g*R*S), one for all workers, after the partials.
   int64_t flipped = 0;
   int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
+  /// Backward-filter (every tap, gemm=unpacked) where the column buffer has more rows than dY
+  /// (C/g*R*S > K/g): the product runs transposed, dW^T[C/g*R*S, K/g] += col * dY^T, so that
+  /// the unpacked GEMM transposes dY's blocks into its scratch rather than the larger column
+  /// buffer's; each worker sums into its own dW^T (`dw_t`, pad16(K*C/g*R*S)) and transposes it
+  /// into its dW at the end. The same products in the same blocks: the bits do not change.
+  bool dw_transposed = false;
+  int64_t dw_t = 0;
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
   /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.
   GemmScratch gemm_scratch;

@@ -59,6 +59,28 @@ ColumnSplit split_columns(int64_t n, int threads) {
   return {static_cast<int>((n + columns - 1) / columns), columns};
 }
 
+// The most columns of a transposed B's block (512 KiB at the kernel's depth): the kernel
+// keeps a block that size in L2 while it runs the rows of C outermost.
+constexpr int64_t kTransposedBMostColumns = 512;
+// A's depth block past which it no longer stays in L2 (1 MiB on the AMD EPYC VM, 2 MiB on the
+// Intel Xeon VM) while the 64-column blocks of a transposed B pass under it.
+constexpr int64_t kTransposedBWideABytes = 1 << 20;
+
+// Columns of a transposed B transposed at once, for an m x n x k product of which a thread
+// takes `columns`: one register panel (64 KiB at full depth), or, where A's depth block is
+// past kTransposedBWideABytes and A is taller than the thread's columns are wide (dW^T = col
+// dY^T: a column buffer of 1152 or 2304 rows against 128-512 channels of dY), all of them up
+// to kTransposedBMostColumns. The kernel then runs the rows of C outermost, each row tile of A
+// serving every column from L1, where 64 columns at a time streamed A from L3 once per block.
+// Either way each element of C sums the same depth blocks in the same order.
+int64_t transposed_b_columns(int64_t m, int64_t n, int64_t k, int64_t columns) {
+  const int64_t wide = std::min({n, columns, kTransposedBMostColumns});
+  const int64_t a_bytes =
+      m * std::min(k, cpu_gemm::kUnpackedSgemmDepth) * static_cast<int64_t>(sizeof(float));
+  return m > wide && a_bytes > kTransposedBWideABytes ? wide
+                                                      : std::min(wide, kUnpackedColumnUnit);
+}
+
 GemmScratch plan_unpacked_scratch(bool trans_b, int64_t m, int64_t n, int64_t k, int threads,
                                   CpuIsa isa) {
   GemmScratch s;
@@ -67,7 +89,7 @@ GemmScratch plan_unpacked_scratch(bool trans_b, int64_t m, int64_t n, int64_t k,
   s.threads = split.threads;
   if (!trans_b || m <= 0 || n <= 0 || k <= 0) return s;
   s.depth_block = std::min(k, cpu_gemm::kUnpackedSgemmDepth);
-  s.column_block = std::min(n, kUnpackedColumnUnit);
+  s.column_block = transposed_b_columns(m, n, k, split.columns);
   s.b_block = pad16(s.depth_block * s.column_block);
   s.bytes =
       static_cast<std::size_t>(s.threads) * static_cast<std::size_t>(s.b_block) * sizeof(float);
@@ -244,7 +266,8 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
       own.resize(static_cast<std::size_t>(s.threads * s.b_block));
       data = own.data();
     } else if (planned.depth_block < needed.depth_block ||
-               planned.column_block < needed.column_block || planned.threads < needed.threads) {
+               planned.column_block < std::min(needed.column_block, kUnpackedColumnUnit) ||
+               planned.threads < needed.threads) {
       throw Error(ErrorCode::invalid_argument, "unpacked sgemm " + std::to_string(m) + "x" +
                                                    std::to_string(n) + "x" + std::to_string(k) +
                                                    " on " + std::to_string(split.threads) +
@@ -261,8 +284,12 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
       return;
     }
     float* block = data + t * s.b_block;
-    for (int64_t p0 = j0; p0 < j0 + cols; p0 += kUnpackedColumnUnit) {
-      const int64_t width = std::min(kUnpackedColumnUnit, j0 + cols - p0);
+    // A plan's scratch may hold fewer columns than this product would take (it was planned
+    // for the plan's largest product): whole panels of them.
+    const int64_t step =
+        std::min(s.column_block, transposed_b_columns(m, n, k, split.columns));
+    for (int64_t p0 = j0; p0 < j0 + cols; p0 += step) {
+      const int64_t width = std::min(step, j0 + cols - p0);
       for (int64_t l0 = 0; l0 < k; l0 += cpu_gemm::kUnpackedSgemmDepth) {
         const int64_t depth = std::min(cpu_gemm::kUnpackedSgemmDepth, k - l0);
         cpu_gemm::transpose(s.isa, width, depth, b + p0 * ldb + l0, ldb, block, width);

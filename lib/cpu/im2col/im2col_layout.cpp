@@ -9,6 +9,7 @@
 
 #include "convlab/enum_names.hpp"
 #include "convlab/error.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu_im2col.hpp"
 #include "strategy/im2col_index.hpp"
 #include "strategy/im2col_tap_classes.hpp"
@@ -167,7 +168,8 @@ std::string Im2colLayout::describe() const {
       << (panel > 0 ? ", panel " + std::to_string(panel) : std::string()) << ", gemm scratch "
       << gemm
       << (tap_classes ? ", tap index " + std::to_string(index) : std::string()) << ", partial "
-      << partial << " floats), gemm " << to_string(backend)
+      << partial << (dw_transposed ? ", dW transposed " + std::to_string(dw_t) : std::string())
+      << " floats), gemm " << to_string(backend)
       << (backend == GemmBackend::unpacked ? std::string(" ") + to_string(gemm_scratch.isa)
                                            : std::string());
   return out.str();
@@ -390,9 +392,19 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   if (layout.transposed) layout.flipped = pad16(p.w_elems());
   layout.partial =
       pass == Pass::backward_filter && layout.workers > 1 && !channels ? pad16(p.w_elems()) : 0;
+  // The unpacked GEMM transposes B, the operand summed along its rows, block by block: dY's
+  // blocks where they are smaller than the column buffer's (the 3x3 layers: 9 C/g against
+  // K/g rows). Transposed, C (dW^T) is swept once per depth block of the product rather than
+  // once per product, so only products of one depth block run so (a tile, or b images of at
+  // most kUnpackedSgemmDepth pixels): on ResNet-50's 14x14 layer (2 images, 392 pixels)
+  // transposed ran slower.
+  const int64_t kg = p.k_per_group(), rows = col_rows(g);
+  layout.dw_transposed = pass == Pass::backward_filter && !layout.tap_classes &&
+                         layout.backend == GemmBackend::unpacked && rows > kg &&
+                         cols <= cpu_gemm::kUnpackedSgemmDepth;
+  if (layout.dw_transposed) layout.dw_t = pad16(p.w_elems());
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
-  const int64_t kg = p.k_per_group(), rows = col_rows(g);
   const CpuIsa isa = options.isa ? *options.isa : cpu_isa("auto", "cpu.im2col.isa");
   switch (pass) {
     case Pass::forward:
@@ -411,15 +423,17 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
           layout.tap_classes
               ? plan_gemm_scratch(layout.backend, true, class_filter_gemm[0], class_filter_gemm[1],
                                   class_filter_gemm[2], layout.gemm_threads, isa)
+          : layout.dw_transposed
+              ? plan_gemm_scratch(layout.backend, true, rows, kg, cols, layout.gemm_threads, isa)
               : plan_gemm_scratch(layout.backend, true, kg, rows, cols, layout.gemm_threads, isa);
       break;
   }
   layout.gemm = static_cast<int64_t>(layout.gemm_scratch.bytes / sizeof(float));
-  const int64_t per_worker =
-      checked_add(checked_add(checked_add(checked_add(layout.col, layout.stage, "im2col workspace"),
-                                          layout.panel, "im2col workspace"),
-                              layout.gemm, "im2col workspace"),
-                  layout.index, "im2col workspace");
+  int64_t per_worker = 0;
+  for (int64_t buffer : {layout.col, layout.stage, layout.panel, layout.gemm, layout.index,
+                         layout.dw_t}) {
+    per_worker = checked_add(per_worker, buffer, "im2col workspace");
+  }
   const int64_t floats =
       checked_add(checked_add(checked_mul(layout.workers, per_worker, "im2col workspace"),
                               checked_mul(layout.workers - 1, layout.partial, "im2col workspace"),
