@@ -202,6 +202,23 @@ inline void flip_filter_rows(const ConvProblem& p, const float* w, int64_t first
   }
 }
 
+/// The transposed convolution's filter read in place: where tap_class_rows gives a class's
+/// columns (k, i', j') of the flipped filter w' (`transposed`, K/g input channels), this gives
+/// where w holds them relative to input channel c's taps: w'[c, k, i', j'] = w[k, c, R-1-i',
+/// S-1-j'] sits at c*R*S + offsets[l] of one group of w, so a GEMM reading w's rows of R*S
+/// floats through these offsets multiplies exactly what it would from the flipped copy.
+inline void flipped_tap_offsets(const ConvProblem& p, const Im2colGeometry& transposed,
+                                const TapClass& tc, int64_t* offsets) {
+  const int64_t taps = p.r * p.s, row = p.c_per_group() * taps;
+  for (int64_t k = 0; k < transposed.channels; ++k) {
+    for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
+      for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
+        *offsets++ = k * row + (p.r - 1 - i) * p.s + (p.s - 1 - j);
+      }
+    }
+  }
+}
+
 /// Products the classes multiply per image and channel, sum of class_pixels * class_taps,
 /// against OH*OW*R*S for the full column buffer.
 inline int64_t tap_class_products(const std::vector<TapClass>& classes) {

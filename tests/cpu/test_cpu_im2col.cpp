@@ -484,7 +484,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               stage = pad16((transposed ? p.c_per_group() : p.k_per_group()) * widest);
               // The int64 filter columns of a class, which backward-filter adds into by runs.
               index = pass == Pass::backward_filter ? 0 : pad16(2 * g.channels * most_taps);
-              flipped = transposed ? pad16(p.w_elems()) : 0;  // the flipped filter, shared
+              flipped = 0;  // the classes read the flipped filter from w in place
               EXPECT_TRUE(layout.tap_classes);
               EXPECT_EQ(layout.transposed, transposed);
               if (pass == Pass::backward_filter) {
@@ -647,10 +647,10 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
     std::map<std::string, std::string> details(plan->info().details.begin(),
                                                plan->info().details.end());
     // Backward-data with stride 1 runs the exact forward classes of dy by the flipped filter
-    // (nine classes: the corners apart), which it writes into the workspace.
+    // (nine classes: the corners apart), which it reads from w in place: no copy of it.
     EXPECT_EQ(details["taps"], pass == Pass::forward ? "in_image" : "in_image, transposed");
     EXPECT_EQ(layout.transposed, pass == Pass::backward_data);
-    EXPECT_EQ(layout.flipped, pass == Pass::backward_data ? pad16(seven.w_elems()) : 0);
+    EXPECT_EQ(layout.flipped, 0);
   }
   // Backward-filter runs the forward form's five merged classes (its GEMM into the panel, added
   // into dW's columns of the class's taps).

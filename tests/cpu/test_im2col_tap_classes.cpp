@@ -310,23 +310,31 @@ TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
       const int64_t rows = gt.channels * class_taps(tc), pixels = class_pixels(tc);
       const int64_t cols = gt.images * pixels;
       std::vector<float> col(static_cast<std::size_t>(rows * cols));
-      std::vector<int64_t> columns(static_cast<std::size_t>(rows));
+      std::vector<int64_t> columns(static_cast<std::size_t>(rows)),
+          offsets(static_cast<std::size_t>(rows));
       im2col_class_cpu(gt, tc, dy.data(), col.data());
       tap_class_rows(gt, tc, columns.data());
+      flipped_tap_offsets(p, gt, tc, offsets.data());
       for (int64_t m = 0; m < gt.images; ++m)
         for (int64_t c = 0; c < cg; ++c)
           for (int64_t ih = tc.rows.begin; ih < tc.rows.end; ++ih)
             for (int64_t iw = tc.cols.begin; iw < tc.cols.end; ++iw) {
               const int64_t at =
                   m * pixels + (ih - tc.rows.begin) * range_size(tc.cols) + (iw - tc.cols.begin);
-              double got = 0;
+              // The flipped copy's columns, and w read in place through the offsets (rows of
+              // R*S floats per input channel).
+              double got = 0, in_place = 0;
               for (int64_t r = 0; r < rows; ++r) {
-                got += double(flipped[static_cast<std::size_t>(c * col_rows(gt) + columns[r])]) *
-                       col[static_cast<std::size_t>(r * cols + at)];
+                const double v = col[static_cast<std::size_t>(r * cols + at)];
+                got += double(flipped[static_cast<std::size_t>(c * col_rows(gt) + columns[r])]) * v;
+                in_place += double(w[static_cast<std::size_t>(c * p.r * p.s + offsets[r])]) * v;
               }
               const std::size_t e = static_cast<std::size_t>(((m * cg + c) * p.h + ih) * p.w + iw);
               ASSERT_EQ(got, want[e])
                   << p.descriptor() << " dx (" << m << ", " << c << ", " << ih << ", " << iw << ")";
+              ASSERT_EQ(in_place, want[e])
+                  << p.descriptor() << " dx (" << m << ", " << c << ", " << ih << ", " << iw
+                  << "), w read through flipped_tap_offsets";
               ++covered[e];
             }
     }

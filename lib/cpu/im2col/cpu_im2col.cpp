@@ -44,8 +44,9 @@
 // narrow classes still make wide GEMMs. The products of taps that read padding are
 // gone: 16 % of them on a 7x7 image. With stride 1, backward-data instead runs the forward
 // classes of the transposed convolution (dy by the filter flipped, strategy/
-// im2col_tap_classes.hpp): the filter is flipped into the workspace once per run, and each
-// dx pixel is one dot product over its in-image taps, with no col2im. Its classes are exact
+// im2col_tap_classes.hpp): the GEMM reads the filter flipped in place through the index
+// (flipped_tap_offsets), and each dx pixel is one dot product over its in-image taps, with no
+// col2im. Its classes are exact
 // (no padding tap at the corners), since there the zeros would meet the filter: a NaN in w
 // must reach only the dx elements its products reach. The forward form builds col_k a block
 // of whole input channels (kClassDepthRows rows) at a time and multiplies each block while it
@@ -94,7 +95,7 @@
 //                stage = pad16(Kg * max_k b_k*P_k),
 //                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class;
 //                none for backward-filter, which adds into them by runs);
-//                transposed backward-data: Kg and Cg swap places, flipped = pad16(K*C/g*R*S)
+//                transposed backward-data: Kg and Cg swap places (the filter read in place)
 //                backward-filter: a block for all classes, stage = pad16(Kg * sum_k P_k *
 //                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
 //   transposed backward-data, every tap: the forward formulas on the transposed geometry
@@ -536,16 +537,21 @@ class Im2colPlan final : public Plan {
         continue;
       }
       for (std::size_t k = 0; k < classes_.size(); ++k) {
-        tap_class_rows(conv_geometry_, classes_[k], b.index);
+        if (layout_.transposed) {
+          flipped_tap_offsets(p_, conv_geometry_, classes_[k], b.index);
+        } else {
+          tap_class_rows(conv_geometry_, classes_[k], b.index);
+        }
         for_each_chunk(run, k, [&](const Chunk& chunk, int64_t) {
           if (pass_ == Pass::forward) {
             multiply_class(classes_[k], chunk.count, t.x + x_offset(chunk), t.w + w_offset(chunk),
                            col_rows(geometry_), p_.k, t.y + y_offset(chunk), b, part);
           } else if (layout_.transposed) {
-            // dx = the forward convolution of dy by the flipped filter.
+            // dx = the forward convolution of dy by the flipped filter, read from w in place:
+            // dx channel c's row is w's R*S taps of input channel c.
             multiply_class(classes_[k], chunk.count, t.y + y_offset(chunk),
-                           flipped_group(b.flipped, chunk.group), col_rows(conv_geometry_), p_.c,
-                           t.x + x_offset(chunk), b, part);
+                           t.w + w_offset(chunk), p_.r * p_.s, p_.c, t.x + x_offset(chunk), b,
+                           part);
           } else {
             backward_data_class(classes_[k], chunk, t, b, part);
           }

@@ -163,8 +163,9 @@ struct Im2colLayout {
   /// Backward-data with stride 1 as the forward convolution of dy by the flipped filter
   /// (strategy/im2col_tap_classes.hpp, transposed_geometry): the column buffer holds dy's
   /// taps (K/g channels), the GEMM's rows and the stage are dx's C/g channels, the filter is
-  /// the flipped one (`flipped`) and tiles and images count dx's pixels. Under tap classes
-  /// they are the exact forward classes of that convolution.
+  /// the flipped one (`flipped`, or w read in place under tap classes) and tiles and images
+  /// count dx's pixels. Under tap classes they are the exact forward classes of that
+  /// convolution.
   bool transposed = false;
   /// Images per GEMM of each class (tap classes): images_per_gemm when asked for, else enough
   /// for kClassTargetColumns columns; each class runs over a worker's images on its own.
@@ -186,8 +187,9 @@ struct Im2colLayout {
   /// Backward-filter under tap classes: input channels per block, the same for every class
   /// (class_channel_block of the most taps of a class).
   int64_t filter_block = 0;
-  /// Transposed backward-data: the flipped, transposed filter w'[g][c][k][i'][j'] =
-  /// w[g][k][c][R-1-i'][S-1-j'], pad16(K*C/g*R*S), one for all workers, after the partials.
+  /// Transposed backward-data with every tap: the flipped, transposed filter w'[g][c][k][i'][j']
+  /// = w[g][k][c][R-1-i'][S-1-j'], pad16(K*C/g*R*S), one for all workers, after the partials.
+  /// The tap classes read it from w in place through their index (flipped_tap_offsets).
   int64_t flipped = 0;
   int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
   /// Backward-filter (every tap, gemm=unpacked) where the column buffer has more rows than dY

@@ -389,7 +389,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
           pad16(checked_mul(2 * class_geometry.channels, most_taps, "im2col tap index"));
     }
   }
-  if (layout.transposed) layout.flipped = pad16(p.w_elems());
+  // The tap classes read the flipped filter from w in place (flipped_tap_offsets); every tap
+  // runs a GEMM of any backend, which needs it as a matrix.
+  if (layout.transposed && !layout.tap_classes) layout.flipped = pad16(p.w_elems());
   layout.partial =
       pass == Pass::backward_filter && layout.workers > 1 && !channels ? pad16(p.w_elems()) : 0;
   // The unpacked GEMM transposes B, the operand summed along its rows, block by block: dY's
