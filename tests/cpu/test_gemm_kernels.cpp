@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu/gemm_kernels/strided_rows.hpp"
 #include "cpu/gemm_kernels/transpose.hpp"
 #include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu/isa.hpp"
@@ -145,6 +146,43 @@ TEST(Transpose, EveryIsaWholeBlocksAndEdges) {
                   << entry.name << " " << rows << "x" << cols << " extra " << extra << " at (" << j
                   << ", " << i << ")";
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every width up to past two AVX-512 vectors, masked tails included: the rows get exactly
+// their elements, and nothing between or after them is touched.
+TEST(StridedRows, EveryIsaEveryWidth) {
+  for (const auto& entry : kCpuIsaNames) {
+    if (!cpu_isa_supported(entry.value)) {
+      std::cout << "strided rows with " << entry.name << ": not supported here, skipped\n";
+      continue;
+    }
+    for (int64_t width = 0; width <= 37; ++width) {
+      for (int64_t rows : {0, 1, 3}) {
+        const int64_t src_stride = width + 3, dst_stride = width + 5;
+        std::vector<float> src(static_cast<std::size_t>(rows * src_stride + 1));
+        for (std::size_t e = 0; e < src.size(); ++e) src[e] = static_cast<float>(e % 97) + 0.5f;
+        for (bool add : {false, true}) {
+          std::vector<float> dst(static_cast<std::size_t>(rows * dst_stride + 16), -7.0f);
+          if (add) {
+            cpu_gemm::add_rows(entry.value, src.data(), src_stride, rows, width, dst.data(),
+                               dst_stride);
+          } else {
+            cpu_gemm::copy_rows(entry.value, src.data(), src_stride, rows, width, dst.data(),
+                                dst_stride);
+          }
+          for (int64_t e = 0; e < static_cast<int64_t>(dst.size()); ++e) {
+            const int64_t r = e / dst_stride, p = e % dst_stride;
+            const bool inside = r < rows && p < width;
+            const float source = inside ? src[static_cast<std::size_t>(r * src_stride + p)] : 0;
+            const float expected = !inside ? -7.0f : add ? source - 7.0f : source;
+            ASSERT_EQ(dst[static_cast<std::size_t>(e)], expected)
+                << entry.name << (add ? " add" : " copy") << " width " << width << " rows "
+                << rows << " at " << e;
           }
         }
       }

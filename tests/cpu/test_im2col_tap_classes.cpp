@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "convlab/error.hpp"
+#include "cpu/isa.hpp"
 #include "lib/cpu/im2col/im2col_loops.hpp"
 #include "lib/cpu/im2col/tap_class_loops.hpp"
 #include "strategy/im2col_index.hpp"
@@ -28,6 +29,15 @@ using im2col::gather_class;
 using im2col::im2col_class_cpu;
 using im2col::im2col_cpu;
 using im2col::scatter_class;
+
+// The instruction sets this CPU runs: the loops' row copies take each in turn.
+std::vector<CpuIsa> supported_isas() {
+  std::vector<CpuIsa> isas;
+  for (const auto& entry : kCpuIsaNames) {
+    if (cpu_isa_supported(entry.value)) isas.push_back(entry.value);
+  }
+  return isas;
+}
 
 bool reads_inside(int64_t out, int64_t tap, int64_t in, int64_t pad, int64_t stride,
                   int64_t dilation) {
@@ -164,6 +174,7 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
   }
   std::mt19937 rng(static_cast<uint32_t>(testing::run_seed()));
   std::uniform_int_distribution<int> digit(-3, 3);
+  const std::vector<CpuIsa> isas = supported_isas();
   int classes_checked = 0;
   for (ConvProblem p : problems) {
     p.n = std::min<int64_t>(p.n, 3);
@@ -179,7 +190,8 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
       std::vector<int64_t> rows(static_cast<std::size_t>(g.channels * class_taps(c)));
       tap_class_rows(g, c, rows.data());
       std::vector<float> col(rows.size() * static_cast<std::size_t>(cols), -99.0f);
-      im2col_class_cpu(g, c, x.data(), col.data());
+      const CpuIsa isa = isas[classes_checked % isas.size()];
+      im2col_class_cpu(g, c, x.data(), col.data(), isa);
       for (std::size_t r = 0; r < rows.size(); ++r)
         for (int64_t m = 0; m < g.images; ++m)
           for (int64_t oh = c.rows.begin; oh < c.rows.end; ++oh)
@@ -192,13 +204,13 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
                   << p.descriptor() << " class rows [" << c.rows.begin << ", " << c.rows.end
                   << ") cols [" << c.cols.begin << ", " << c.cols.end << ") row " << r;
             }
-      col2im_class_add_cpu(g, c, col.data(), dx_classes.data());
+      col2im_class_add_cpu(g, c, col.data(), dx_classes.data(), isa);
       // The stage: the class's pixels of a [2 channels] tensor out and back.
       std::vector<float> y(static_cast<std::size_t>(g.images * 2 * col_pixels(g)));
       for (float& v : y) v = static_cast<float>(digit(rng));
       std::vector<float> stage(static_cast<std::size_t>(2 * cols)), back(y.size(), 0.0f);
-      gather_class(g, c, y.data(), 2, 2, stage.data());
-      scatter_class(g, c, stage.data(), 2, 2, back.data());
+      gather_class(g, c, y.data(), 2, 2, stage.data(), isa);
+      scatter_class(g, c, stage.data(), 2, 2, back.data(), isa);
       for (int64_t m = 0; m < g.images; ++m)
         for (int64_t ch = 0; ch < 2; ++ch)
           for (int64_t oh = c.rows.begin; oh < c.rows.end; ++oh)
@@ -229,6 +241,7 @@ TEST(Im2colTapClasses, FilterColumnAddsMatchTheClassRows) {
   }
   std::mt19937 rng(static_cast<uint32_t>(testing::run_seed()));
   std::uniform_int_distribution<int> digit(-3, 3);
+  const std::vector<CpuIsa> isas = supported_isas();
   int classes_checked = 0;
   for (const ConvProblem& p : problems) {
     const Im2colGeometry g = make_im2col_geometry(p, 1);
@@ -246,7 +259,8 @@ TEST(Im2colTapClasses, FilterColumnAddsMatchTheClassRows) {
         std::vector<float> want = dw;
         for (int64_t r = 0; r < out_rows; ++r)
           for (int64_t j = 0; j < n; ++j) want[r * stride + columns[j]] += sums[r * n + j];
-        add_class_filter_columns(g, c, g.channels, sums.data(), out_rows, dw.data(), stride);
+        add_class_filter_columns(g, c, g.channels, sums.data(), out_rows, dw.data(), stride,
+                                 isas[classes_checked % isas.size()]);
         for (std::size_t e = 0; e < dw.size(); ++e) {
           ASSERT_EQ(dw[e], want[e]) << p.descriptor() << " class rows [" << c.rows.begin << ", "
                                     << c.rows.end << ") cols [" << c.cols.begin << ", "
@@ -271,6 +285,7 @@ TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
   }
   std::mt19937 rng(static_cast<uint32_t>(testing::run_seed() + 1));
   std::uniform_int_distribution<int> digit(-3, 3);
+  const std::vector<CpuIsa> isas = supported_isas();
   int checked = 0;
   for (ConvProblem p : problems) {
     if (p.stride_h != 1 || p.stride_w != 1) {
@@ -312,7 +327,7 @@ TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
       std::vector<float> col(static_cast<std::size_t>(rows * cols));
       std::vector<int64_t> columns(static_cast<std::size_t>(rows)),
           offsets(static_cast<std::size_t>(rows));
-      im2col_class_cpu(gt, tc, dy.data(), col.data());
+      im2col_class_cpu(gt, tc, dy.data(), col.data(), isas[checked % isas.size()]);
       tap_class_rows(gt, tc, columns.data());
       flipped_tap_offsets(p, gt, tc, offsets.data());
       for (int64_t m = 0; m < gt.images; ++m)

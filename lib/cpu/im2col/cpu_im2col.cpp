@@ -266,6 +266,10 @@ class Im2colPlan final : public Plan {
   }
 
  private:
+  // The instruction set of the plan's kernels: the unpacked GEMM's (the tap classes' row
+  // copies take it too).
+  CpuIsa isa() const { return layout_.gemm_scratch.isa; }
+
   // A worker's buffers, one after another: col, stage, panel, gemm, index, dw_t.
   int64_t worker_floats() const {
     return layout_.col + layout_.stage + layout_.panel + layout_.gemm + layout_.index +
@@ -377,7 +381,7 @@ class Im2colPlan final : public Plan {
       const int64_t kg = p_.k_per_group(), rows = col_rows(geometry_);
       for (int64_t group = 0; group < p_.groups; ++group) {
         const int64_t at = group * kg * rows;
-        cpu_gemm::transpose(layout_.gemm_scratch.isa, rows, kg, sums + at, kg, dw + at, rows);
+        cpu_gemm::transpose(isa(), rows, kg, sums + at, kg, dw + at, rows);
       }
     }
   }
@@ -586,13 +590,13 @@ class Im2colPlan final : public Plan {
     for (int64_t c0 = 0; taps > 0 && c0 < g.channels; c0 += block) {
       Im2colGeometry channels = g;
       channels.channels = std::min(block, g.channels - c0);
-      im2col_class_cpu(channels, tc, in + c0 * plane_elems(g), b.col);
+      im2col_class_cpu(channels, tc, in + c0 * plane_elems(g), b.col, isa());
       sgemm(backend_, false, false, mine.end - mine.begin, cols, channels.channels * taps,
             w + mine.begin * lda, lda, b.col, cols, c0 == 0 ? 0.0f : 1.0f, stage, cols,
             layout_.gemm_scratch, b.gemm, b.index + c0 * taps);
     }
     scatter_class(g, tc, stage, mine.end - mine.begin, out_channels,
-                  out + mine.begin * g.out_h * g.out_w);
+                  out + mine.begin * g.out_h * g.out_w, isa());
   }
 
   // The chunks of one class over a run of images, in order, as many as the class's images per
@@ -629,7 +633,7 @@ class Im2colPlan final : public Plan {
     for (std::size_t k = 0; k < classes_.size(); ++k) {
       for_each_chunk(run, k, [&](const Chunk& chunk, int64_t cols) {
         gather_class(chunk_geometry(chunk), classes_[k],
-                     t.y + y_offset(chunk) + mine.begin * out_plane, kg, p_.k, stage);
+                     t.y + y_offset(chunk) + mine.begin * out_plane, kg, p_.k, stage, isa());
         stage += kg * cols;
       });
     }
@@ -648,7 +652,7 @@ class Im2colPlan final : public Plan {
           if (cols > 0 && taps > 0) {
             Im2colGeometry g = chunk_geometry(chunk);
             g.channels = nb;
-            im2col_class_cpu(g, tc, t.x + x_offset(chunk) + c0 * plane_elems(g), b.col);
+            im2col_class_cpu(g, tc, t.x + x_offset(chunk) + c0 * plane_elems(g), b.col, isa());
             float* block_dw = dw + c0 * rs;
             if (whole) {
               sgemm(backend_, false, true, kg, n, cols, dy, cols, b.col, cols, 1.0f, block_dw,
@@ -656,7 +660,7 @@ class Im2colPlan final : public Plan {
             } else {
               sgemm(backend_, false, true, kg, n, cols, dy, cols, b.col, cols, 0.0f, b.panel, n,
                     layout_.gemm_scratch, b.gemm);
-              add_class_filter_columns(g, tc, nb, b.panel, kg, block_dw, filter_row);
+              add_class_filter_columns(g, tc, nb, b.panel, kg, block_dw, filter_row, isa());
             }
           }
           dy += kg * cols;
@@ -675,13 +679,14 @@ class Im2colPlan final : public Plan {
     const int64_t cols = c.count * class_pixels(tc);
     const RowRange mine = part.share(g.channels);
     if (cols == 0 || taps == 0 || mine.end <= mine.begin) return;
-    gather_class(g, tc, t.y + y_offset(c), kg, p_.k, b.stage);
+    gather_class(g, tc, t.y + y_offset(c), kg, p_.k, b.stage, isa());
     Im2colGeometry channels = g;
     channels.channels = mine.end - mine.begin;
     sgemm(backend_, true, false, channels.channels * taps, cols, kg, t.w + w_offset(c),
           col_rows(g), b.stage, cols, 0.0f, b.col, cols, layout_.gemm_scratch, b.gemm,
           b.index + mine.begin * taps);
-    col2im_class_add_cpu(channels, tc, b.col, t.x + x_offset(c) + mine.begin * plane_elems(g));
+    col2im_class_add_cpu(channels, tc, b.col, t.x + x_offset(c) + mine.begin * plane_elems(g),
+                         isa());
   }
 
   ConvProblem p_;

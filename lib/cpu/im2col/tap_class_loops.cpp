@@ -1,9 +1,8 @@
 #include "tap_class_loops.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstring>
-#include <utility>
+
+#include "cpu/gemm_kernels/strided_rows.hpp"
 
 namespace convlab::im2col {
 
@@ -33,68 +32,6 @@ ClassTap class_tap(const Im2colGeometry& g, const TapClass& tc, int64_t c, int64
   return t;
 }
 
-// dst[r * dst_stride + p] = src[r * src_stride + p] for r < rows, p < width: the rows of one
-// tap or one output channel of a class. They are a few floats wide (5 in a 7x7 image's
-// interior), where a library call per row costs more than the copy, so widths up to 16 run a
-// copy of fixed size (unrolled into moves by the compiler); wider rows call memcpy.
-template <int Width>
-void copy_rows_of(const float* src, int64_t src_stride, int64_t rows, float* dst,
-                  int64_t dst_stride) {
-  for (int64_t r = 0; r < rows; ++r, src += src_stride, dst += dst_stride) {
-    float row[Width];
-    std::memcpy(row, src, sizeof row);
-    std::memcpy(dst, row, sizeof row);
-  }
-}
-
-using CopyRows = void (*)(const float*, int64_t, int64_t, float*, int64_t);
-template <int... W>
-constexpr std::array<CopyRows, sizeof...(W)> copy_rows_table(std::integer_sequence<int, W...>) {
-  return {copy_rows_of<W + 1>...};
-}
-constexpr auto kCopyRows = copy_rows_table(std::make_integer_sequence<int, 16>{});
-
-void copy_strided_rows(const float* src, int64_t src_stride, int64_t rows, int64_t width,
-                       float* dst, int64_t dst_stride) {
-  if (width >= 1 && width <= static_cast<int64_t>(kCopyRows.size())) {
-    return kCopyRows[width - 1](src, src_stride, rows, dst, dst_stride);
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(float) * width);
-  }
-}
-
-// Rows at stride `stride` into a dense [rows, width] block, and back.
-void copy_rows(const float* src, int64_t stride, int64_t rows, int64_t width, float* dst) {
-  copy_strided_rows(src, stride, rows, width, dst, width);
-}
-void place_rows(const float* src, int64_t width, int64_t rows, int64_t stride, float* dst) {
-  copy_strided_rows(src, width, rows, width, dst, stride);
-}
-
-// The adjoint: dst[r * stride + p] += src[r * width + p], with the same fixed widths.
-template <int Width>
-void add_rows_of(const float* src, int64_t stride, int64_t rows, float* dst) {
-  for (int64_t r = 0; r < rows; ++r, src += Width, dst += stride) {
-    for (int p = 0; p < Width; ++p) dst[p] += src[p];
-  }
-}
-using AddRows = void (*)(const float*, int64_t, int64_t, float*);
-template <int... W>
-constexpr std::array<AddRows, sizeof...(W)> add_rows_table(std::integer_sequence<int, W...>) {
-  return {add_rows_of<W + 1>...};
-}
-constexpr auto kAddRows = add_rows_table(std::make_integer_sequence<int, 16>{});
-
-void add_rows(const float* src, int64_t width, int64_t rows, int64_t stride, float* dst) {
-  if (width >= 1 && width <= static_cast<int64_t>(kAddRows.size())) {
-    return kAddRows[width - 1](src, stride, rows, dst);
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t p = 0; p < width; ++p) dst[r * stride + p] += src[r * width + p];
-  }
-}
-
 }  // namespace
 
 // Plain loops rather than std::fill and std::copy: a class's rows are a few floats wide (an
@@ -102,7 +39,7 @@ void add_rows(const float* src, int64_t width, int64_t rows, int64_t stride, flo
 // A tap's geometry depends on the channel only through the channel's plane, so it is worked
 // out once per tap and the channels run inside.
 void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group,
-                      float* col) {
+                      float* col, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t ld = g.images * pixels, row_step = g.stride_h * g.in_w, sw = g.stride_w;
   const int64_t taps = class_taps(tc), plane = plane_elems(g);
@@ -120,8 +57,8 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
         for (int64_t c = 0; c < g.channels; ++c) {
           float* d = first + c * taps * ld;
           for (int64_t m = 0; m < g.images; ++m) {
-            copy_rows(source + c * plane + m * g.image_stride, row_step, rows, width,
-                      d + m * pixels);
+            cpu_gemm::copy_rows(isa, source + c * plane + m * g.image_stride, row_step, rows,
+                                width, d + m * pixels, width);
           }
         }
         continue;
@@ -153,7 +90,7 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
 }
 
 void col2im_class_add_cpu(const Im2colGeometry& g, const TapClass& tc, const float* col,
-                          float* dx_group) {
+                          float* dx_group, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t ld = g.images * pixels, row_step = g.stride_h * g.in_w, sw = g.stride_w;
   const float* s = col;
@@ -164,8 +101,10 @@ void col2im_class_add_cpu(const Im2colGeometry& g, const TapClass& tc, const flo
         if (sw == 1 && t.span.begin == 0 && t.span.end == width && t.rows.begin == tc.rows.begin &&
             t.rows.end == tc.rows.end) {
           for (int64_t m = 0; m < g.images; ++m) {
-            add_rows(s + m * pixels, width, range_size(tc.rows), row_step,
-                     dx_group + m * g.image_stride + t.source + tc.rows.begin * row_step);
+            cpu_gemm::add_rows(isa, s + m * pixels, width, range_size(tc.rows), width,
+                               dx_group + m * g.image_stride + t.source +
+                                   tc.rows.begin * row_step,
+                               row_step);
           }
           continue;
         }
@@ -188,7 +127,8 @@ void col2im_class_add_cpu(const Im2colGeometry& g, const TapClass& tc, const flo
 }
 
 void add_class_filter_columns(const Im2colGeometry& g, const TapClass& tc, int64_t channels,
-                              const float* sums, int64_t rows, float* dw, int64_t dw_stride) {
+                              const float* sums, int64_t rows, float* dw, int64_t dw_stride,
+                              CpuIsa isa) {
   const int64_t s = g.kernel_w, rs = g.kernel_h * g.kernel_w;
   const int64_t th = range_size(tc.taps_h), tw = range_size(tc.taps_w), n = channels * th * tw;
   if (n == 0) return;
@@ -196,36 +136,40 @@ void add_class_filter_columns(const Im2colGeometry& g, const TapClass& tc, int64
   for (int64_t r = 0; r < rows; ++r, sums += n, dw += dw_stride) {
     if (tw == s) {
       // Full tap rows: a channel's taps are one run of th * S columns.
-      add_rows(sums, th * s, channels, rs, dw);
+      cpu_gemm::add_rows(isa, sums, th * s, channels, th * s, dw, rs);
     } else if (th == g.kernel_h) {
       // Full tap columns: every (channel, tap row) starts S columns after the previous one.
-      add_rows(sums, tw, channels * th, s, dw);
+      cpu_gemm::add_rows(isa, sums, tw, channels * th, tw, dw, s);
     } else {
-      for (int64_t c = 0; c < channels; ++c) add_rows(sums + c * th * tw, tw, th, s, dw + c * rs);
+      for (int64_t c = 0; c < channels; ++c) {
+        cpu_gemm::add_rows(isa, sums + c * th * tw, tw, th, tw, dw + c * rs, s);
+      }
     }
   }
 }
 
 void gather_class(const Im2colGeometry& g, const TapClass& tc, const float* src, int64_t rows,
-                  int64_t channels_total, float* dst) {
+                  int64_t channels_total, float* dst, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t plane = g.out_h * g.out_w, ld = g.images * pixels;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t m = 0; m < g.images; ++m) {
       const float* s = src + (m * channels_total + r) * plane + tc.rows.begin * g.out_w;
-      copy_rows(s + tc.cols.begin, g.out_w, range_size(tc.rows), width, dst + r * ld + m * pixels);
+      cpu_gemm::copy_rows(isa, s + tc.cols.begin, g.out_w, range_size(tc.rows), width,
+                          dst + r * ld + m * pixels, width);
     }
   }
 }
 
 void scatter_class(const Im2colGeometry& g, const TapClass& tc, const float* src, int64_t rows,
-                   int64_t channels_total, float* dst) {
+                   int64_t channels_total, float* dst, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t plane = g.out_h * g.out_w, ld = g.images * pixels;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t m = 0; m < g.images; ++m) {
       float* d = dst + (m * channels_total + r) * plane + tc.rows.begin * g.out_w;
-      place_rows(src + r * ld + m * pixels, width, range_size(tc.rows), g.out_w, d + tc.cols.begin);
+      cpu_gemm::copy_rows(isa, src + r * ld + m * pixels, width, range_size(tc.rows), width,
+                          d + tc.cols.begin, g.out_w);
     }
   }
 }

@@ -1,0 +1,34 @@
+#pragma once
+// Copies and sums of short rows at arbitrary strides, compiled once per instruction set
+// (strided_rows.inc): cpu.im2col's tap classes move a class's pixels of each plane row by row,
+// rows a few floats wide (11 in a 13x13 image's interior, 1 at its edges), where a copy of
+// fixed size per row ran three times slower than one masked vector load and store.
+
+#include <cstdint>
+
+#include "cpu/isa.hpp"
+
+namespace convlab::cpu_gemm {
+
+/// dst[r * dst_stride + p] = src[r * src_stride + p] for r < rows, p < width. Touches no
+/// element of either outside those. `isa` must be one this CPU runs.
+void copy_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, int64_t width,
+               float* dst, int64_t dst_stride);
+
+/// dst[r * dst_stride + p] += src[r * src_stride + p], likewise.
+void add_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, int64_t width,
+              float* dst, int64_t dst_stride);
+
+#define CONVLAB_DECLARE_STRIDED_ROWS(isa)                                                    \
+  namespace isa {                                                                            \
+  void copy_rows(const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst, \
+                 int64_t dst_stride);                                                        \
+  void add_rows(const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst,  \
+                int64_t dst_stride);                                                         \
+  }
+CONVLAB_DECLARE_STRIDED_ROWS(generic)
+CONVLAB_DECLARE_STRIDED_ROWS(avx2)
+CONVLAB_DECLARE_STRIDED_ROWS(avx512)
+#undef CONVLAB_DECLARE_STRIDED_ROWS
+
+}  // namespace convlab::cpu_gemm
