@@ -77,9 +77,9 @@ const std::vector<Pass>& all_passes();
 std::string not_built_reason(std::string_view name);
 
 /// Inputs of `pass` broken the way a real bug breaks a result, to show an error bound is
-/// tight enough to catch one: forward and backward-data lose the centre tap of every filter
-/// (a dropped term in every output), backward-filter the bottom half of every dy plane (a
-/// lost chunk of tiles or rows).
+/// tight enough to catch one: forward and backward-data lose the largest tap of every filter
+/// (a dropped term in every output, never one a random filter holds near zero),
+/// backward-filter the bottom half of every dy plane (a lost chunk of tiles or rows).
 HostTensors with_a_lost_term(const ConvProblem& problem, Pass pass, HostTensors inputs);
 
 }  // namespace convlab::testing
