@@ -1,11 +1,14 @@
 // The GEMM kernels of every instruction set. The unpacked SGEMM, with A as stored and
-// transposed, directly and through a column index, against a double-precision product: every edge
-// of its register tiles (rows past a multiple of MR, columns ending inside a vector or a panel), an
+// transposed, directly and through a column index, B's rows by stride or through an index of
+// their offsets, against a double-precision product: every edge
+// of its register tiles (rows past a multiple of MR or of the one-vector tile's 2 MR, columns
+// ending inside a vector or a panel, in both loop orders), an
 // inner dimension of several blocks, strides wider than the matrices, k = 0, beta 0 (C not read: a
 // NaN there is overwritten) and beta 1. The transpose exactly, on whole blocks and edges. Operands
 // are allocated to their last element, so that a read past it shows under AddressSanitizer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -45,8 +48,10 @@ struct OpA {
 
 // With `indexed`, A is stored twice as wide along the indexed dimension plus 3, and the index
 // picks an increasing selection of its columns with gaps (as a tap class picks filter columns).
+// With `indexed_b`, B's rows start at offsets that overlap and go back and forth (as the
+// implicit column buffer's rows do in a padded image).
 void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& rng,
-           bool indexed = false) {
+           bool indexed = false, bool indexed_b = false) {
   const int64_t along = trans_a ? s.m : s.k;  // the dimension the index selects
   std::vector<int64_t> index;
   if (indexed) {
@@ -59,21 +64,32 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
   const int64_t lda = stored + s.lda_extra, ldb = s.n + s.ldb_extra, ldc = s.n + s.ldc_extra;
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<float> a(trans_a ? extent(s.k, stored, lda) : extent(s.m, stored, lda));
-  std::vector<float> b(extent(s.k, s.n, ldb));
+  std::vector<int64_t> b_index;
+  if (indexed_b) {
+    std::uniform_int_distribution<int64_t> offset(0, 3 * s.k + 5);
+    for (int64_t l = 0; l < s.k; ++l) b_index.push_back(offset(rng));
+  }
+  int64_t b_size = extent(s.k, s.n, ldb);
+  for (int64_t start : b_index) b_size = std::max(b_size, start + s.n);
+  std::vector<float> b(static_cast<std::size_t>(b_size));
+  auto b_at = [&](int64_t l, int64_t j) {
+    return indexed_b ? b[b_index[l] + j] : b[l * ldb + j];
+  };
   std::vector<float> c(extent(s.m, s.n, ldc));
   for (float& x : a) x = value(rng);
   for (float& x : b) x = value(rng);
   for (float& x : c) x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : value(rng);
   const std::vector<float> c0 = c;
   cpu_gemm::unpacked_sgemm(isa, trans_a, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, beta,
-                           c.data(), ldc, indexed ? index.data() : nullptr);
+                           c.data(), ldc, indexed ? index.data() : nullptr,
+                           indexed_b ? b_index.data() : nullptr);
   const OpA op_a{a, lda, trans_a, index};
   for (int64_t i = 0; i < s.m; ++i) {
     for (int64_t j = 0; j < s.n; ++j) {
       double exact = 0, magnitude = 0;
       for (int64_t l = 0; l < s.k; ++l) {
-        exact += op_a(i, l) * b[l * ldb + j];
-        magnitude += std::abs(op_a(i, l) * b[l * ldb + j]);
+        exact += op_a(i, l) * b_at(l, j);
+        magnitude += std::abs(op_a(i, l) * b_at(l, j));
       }
       if (beta != 0.0f) {
         exact += beta * double(c0[i * ldc + j]);
@@ -82,7 +98,8 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
       // Each sum of k products rounds at most k + 2 times (float, u = 2^-24).
       const double bound = (s.k + 2) * std::ldexp(1.0, -24) * magnitude + 1e-30;
       ASSERT_LE(std::abs(c[i * ldc + j] - exact), bound)
-          << to_string(isa) << (trans_a ? " A^T " : " ") << (indexed ? "indexed " : "") << s.m
+          << to_string(isa) << (trans_a ? " A^T " : " ") << (indexed ? "indexed " : "")
+          << (indexed_b ? "B indexed " : "") << s.m
           << "x" << s.n << "x" << s.k << " beta " << beta << " at (" << i << ", " << j << ")";
     }
   }
@@ -99,11 +116,15 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
 TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
   std::mt19937 rng(7);
   std::vector<Shape> shapes;
-  for (int64_t m : {1, 5, 6, 7, 13}) {
+  // 12, 13, 18 and 25 rows: a panel of one vector runs 2 MR rows at a time, then MR.
+  for (int64_t m : {1, 5, 6, 7, 12, 13, 18, 25}) {
     for (int64_t n : {1, 3, 8, 15, 16, 17, 63, 64, 65, 130}) {
       shapes.push_back({m, n, 9, 0, 0, 0});
     }
   }
+  // More rows than columns (rows outermost), the last panel one vector of AVX-512, AVX2 and
+  // SSE2 (64 + 16, 16 + 8 and 8 + 4 columns): the wider panels run two tiles per step of rows.
+  for (int64_t n : {80, 24, 12}) shapes.push_back({n + 11, n, 9, 0, 0, 0});
   shapes.push_back({12, 64, 0, 0, 0, 0});       // k = 0: C = beta C
   shapes.push_back({7, 33, 40, 3, 5, 11});      // strides past the matrices
   shapes.push_back({64, 128, 64, 16, 16, 16});  // the per-point products' shape
@@ -120,6 +141,8 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
         for (float beta : {0.0f, 1.0f}) {
           check(entry.value, trans_a, s, beta, rng);
           check(entry.value, trans_a, s, beta, rng, /*indexed=*/true);
+          check(entry.value, trans_a, s, beta, rng, /*indexed=*/false, /*indexed_b=*/true);
+          check(entry.value, trans_a, s, beta, rng, /*indexed=*/true, /*indexed_b=*/true);
         }
       }
     }

@@ -4,16 +4,18 @@ namespace convlab::cpu_gemm {
 
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                    const int64_t* a_index) {
+                    const int64_t* a_index, const int64_t* b_index) {
   switch (isa) {
     case CpuIsa::avx512:
-      return avx512::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index);
+      return avx512::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index,
+                                    b_index);
     case CpuIsa::avx2:
-      return avx2::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index);
+      return avx2::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index,
+                                  b_index);
     case CpuIsa::generic:
       break;
   }
-  generic::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index);
+  generic::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index, b_index);
 }
 
 }  // namespace convlab::cpu_gemm

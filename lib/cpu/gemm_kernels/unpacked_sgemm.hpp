@@ -37,15 +37,19 @@ inline constexpr int64_t kUnpackedSgemmDepth = 256;
 /// op(A)[i, l] = a[l*lda + a_index[i]] (m entries). cpu.im2col's tap classes multiply only
 /// the filter columns of the taps that read inside the image this way
 /// (strategy/im2col_tap_classes.hpp).
+///
+/// With `b_index` (k entries), B's row l is the n floats at b + b_index[l], and ldb is not
+/// read: rows may overlap. cpu.im2col's implicit column buffer reads the taps of a padded
+/// image so (strategy/im2col_padded_grid.hpp), where each of the buffer's rows is a run of it.
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                    const int64_t* a_index = nullptr);
+                    const int64_t* a_index = nullptr, const int64_t* b_index = nullptr);
 
 #define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                                       \
   namespace isa {                                                                                 \
   void unpacked_sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, \
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc,             \
-                      const int64_t* a_index);                                                    \
+                      const int64_t* a_index, const int64_t* b_index);                            \
   }
 CONVLAB_DECLARE_UNPACKED_SGEMM(generic)
 CONVLAB_DECLARE_UNPACKED_SGEMM(avx2)
