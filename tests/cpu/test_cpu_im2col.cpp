@@ -53,6 +53,24 @@ using testing::run_seed;
 
 const Algorithm& algorithm() { return registry().get("cpu.im2col"); }
 
+// Runs `plan` on `host` with a guard band after its workspace, fails the test where run()
+// wrote into it, and returns the pass's output.
+std::vector<float> run_within_workspace(Plan& plan, const ConvProblem& p, Pass pass,
+                                        const HostTensors& host) {
+  const std::size_t ws = plan.workspace_bytes(), guard = 4096;
+  CaseBuffers buffers(host_context(), p, host, ws + guard);
+  auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
+  std::memset(bytes + ws, 0x5A, guard);
+  plan.run(buffers.tensors(), {bytes, ws});
+  for (std::size_t i = ws; i < ws + guard; ++i) {
+    EXPECT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
+                              << ": wrote past the workspace at byte " << i;
+    if (bytes[i] != 0x5A) break;
+  }
+  if (ws > 0) EXPECT_THROW(plan.run(buffers.tensors(), {bytes, ws - 1}), Error);
+  return buffers.download_output(pass);
+}
+
 TEST(CpuIm2col, Registered) {
   const Algorithm& a = algorithm();
   EXPECT_EQ(a.device(), Device::cpu);
@@ -343,6 +361,67 @@ TEST(CpuIm2col, UnpackedTransposedProductGivesTheSameBits) {
   }
 }
 
+// The implicit column buffer reads each row of the column buffer where it lies in the padded
+// image: the same values, multiplied in the same order (each output one dot product over the
+// depth, in the same depth blocks), so forward and the transposed backward-data give the column
+// buffer's bits, whatever the tiles and threads; run() stays inside its workspace. Against the
+// reference on integers over the corpus, and refused with its reason where it cannot run.
+TEST(CpuIm2col, ImplicitColumnsGiveTheBuffersBits) {
+  const std::vector<ConvProblem> problems = {
+      testing::problem("mb3ic5ih17oc7kh3ph1"),          testing::problem("mb2ic4ih9iw13oc6kh3kw5ph1pw2"),
+      testing::problem("mb2ic6ih12oc6kh3ph2dh1"),        testing::problem("g2mb2ic8ih10oc6kh5ph2"),
+      testing::problem("mb2ic3ih6iw6oc4kh1kw1ph1pw1"),   testing::problem("mb1ic3ih8oc3kh2ph0"),
+      testing::problem("mb2ic16ih20oc16kh3ph1"),         testing::problem("mb3ic2ih5oc2kh3ph3")};
+  im2col::Im2colOptions buffer;
+  buffer.backend = im2col::GemmBackend::unpacked;
+  buffer.taps = im2col::TapMode::all;
+  buffer.columns = im2col::ColumnForm::buffer;
+  for (const ConvProblem& p : problems) {
+    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+      const HostTensors host = make_inputs(p, pass, testing::run_seed());
+      for (int64_t tile : {int64_t{0}, int64_t{7}, int64_t{64}}) {
+        for (int threads : {1, 2}) {
+          set_num_threads(threads);
+          im2col::Im2colOptions implicit = buffer;
+          implicit.columns = im2col::ColumnForm::implicit;
+          implicit.tile = tile;
+          const im2col::CpuIm2col implicit_algo(implicit);
+          if (!implicit_algo.supports(p, pass)) {
+            // Backward-data whose transposed form pads more than the problem runs col2im.
+            EXPECT_EQ(pass, Pass::backward_data) << p.descriptor();
+            continue;
+          }
+          auto plan = implicit_algo.plan(p, pass);
+          ASSERT_NE(plan->notes().find("columns implicit"), std::string::npos) << plan->notes();
+          const std::vector<float> got = run_within_workspace(*plan, p, pass, host);
+          auto reference = im2col::CpuIm2col(buffer).plan(p, pass);
+          const std::vector<float> want = run_within_workspace(*reference, p, pass, host);
+          ASSERT_EQ(got.size(), want.size());
+          ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+              << p.descriptor() << " " << to_string(pass) << " tile " << tile << ", "
+              << threads << " threads";
+        }
+      }
+    }
+  }
+  set_num_threads(2);
+
+  im2col::Im2colOptions implicit = buffer;
+  implicit.columns = im2col::ColumnForm::implicit;
+  const uint64_t seed = testing::run_seed() + 9;
+  std::vector<ConvProblem> corpus = edge_cases();
+  for (const ConvProblem& p : random_problems(seed, 16)) corpus.push_back(p);
+  const auto summary = check_corpus(im2col::CpuIm2col(implicit), corpus, all_passes(), seed,
+                                    Fill::integers);
+  EXPECT_TRUE(report_corpus("cpu.im2col", "columns=implicit", summary, seed));
+  EXPECT_GT(summary.passed, 10);
+  // What it refuses, it refuses for one of its reasons: backward-filter, a stride, col2im's
+  // backward-data, a 1x1 unpadded convolution.
+  for (const std::string& reason : summary.unsupported_reasons) {
+    EXPECT_NE(reason.find("columns=implicit"), std::string::npos) << reason;
+  }
+}
+
 // No oversubscription: our threads times the GEMM library's are the thread count, in every
 // mode, and the plan records both.
 TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
@@ -390,26 +469,23 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
   backends.push_back(im2col::GemmBackend::unpacked);
   for (const im2col::GemmBackend backend : backends)
     for (const auto [images, tile] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {3, 0}, {0, 5}})
-      for (const im2col::TapMode taps : {im2col::TapMode::all, im2col::TapMode::in_image}) {
+      for (const im2col::TapMode taps : {im2col::TapMode::all, im2col::TapMode::in_image})
+      for (const im2col::ColumnForm columns : {im2col::ColumnForm::buffer,
+                                               im2col::ColumnForm::implicit}) {
         im2col::Im2colOptions options;
         options.backend = backend;
         options.images_per_gemm = images;
         options.tile = tile;
         options.taps = taps;
+        options.columns = columns;
+        const bool implicit = columns == im2col::ColumnForm::implicit;
         const im2col::CpuIm2col algo(options);
         for (const ConvProblem& p : problems) {
           for (Pass pass : all_passes()) {
-            if (taps == im2col::TapMode::in_image &&
-                (tile > 0 || backend != im2col::GemmBackend::unpacked)) {
-              EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
-              EXPECT_THROW(algo.plan(p, pass), Error);
-              continue;
-            }
-            const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
-            const int64_t b = layout.images_per_gemm, workers = layout.workers;
             const bool pointwise = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                                    p.pad_h == 0 && p.pad_w == 0 && p.end_pad_h() == 0 &&
                                    p.end_pad_w() == 0;
+            const bool stride_1 = p.stride_h == 1 && p.stride_w == 1;
             // With every tap, a stride-1 backward-data padded on every side at least as much
             // as its transposed convolution, with K/g <= C/g, is that convolution: dy's K/g
             // channels in the column buffer, dx's C/g pixels its columns and rows of the GEMM.
@@ -421,8 +497,22 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                 p.stride_h == 1 && p.stride_w == 1 && p.k_per_group() <= p.c_per_group() &&
                 pads(p.dilation_h * (p.r - 1), p.pad_h, p.end_pad_h()) &&
                 pads(p.dilation_w * (p.s - 1), p.pad_w, p.end_pad_w());
+            // Backward-data by col2im writes its column buffer: nothing to read in place.
+            if ((implicit && pass == Pass::backward_data && !transposed_all) ||
+                (taps == im2col::TapMode::in_image &&
+                 (tile > 0 || backend != im2col::GemmBackend::unpacked)) ||
+                (implicit && (taps == im2col::TapMode::in_image ||
+                              backend != im2col::GemmBackend::unpacked || !stride_1 ||
+                              pointwise || pass == Pass::backward_filter))) {
+              EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
+              EXPECT_THROW(algo.plan(p, pass), Error);
+              continue;
+            }
+            const im2col::Im2colLayout layout = im2col::im2col_layout(p, pass, options, 2);
+            const int64_t b = layout.images_per_gemm, workers = layout.workers;
             EXPECT_EQ(layout.transposed && !layout.tap_classes, transposed_all)
                 << p.descriptor();
+            EXPECT_EQ(layout.implicit, implicit) << p.descriptor() << " " << to_string(pass);
             const int64_t pixels = transposed_all ? p.h * p.w : p.out_h() * p.out_w();
             const int64_t rows = (transposed_all ? p.k_per_group() : p.c_per_group()) * p.r * p.s;
             const int64_t out_rows = transposed_all ? p.c_per_group() : p.k_per_group();
@@ -430,11 +520,27 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             const bool tiled = tile > 0 && !pointwise;
             if (tiled) EXPECT_EQ(b, 1);
             const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
-            EXPECT_EQ(layout.tile, tiled ? cols : 0);
+            if (!implicit) EXPECT_EQ(layout.tile, tiled ? cols : 0);
             int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, panel = 0;
             int64_t flipped = transposed_all ? pad16(p.w_elems()) : 0;
             int64_t gemm_rows = rows, gemm_cols = cols;  // backward-filter's GEMM: Kg x these
             int64_t stage = b > 1 ? pad16(out_rows * b * pixels) : 0;
+            if (implicit) {
+              // One image padded to (OH + dh*(R-1)) x (OW + dw*(S-1)) per channel of the
+              // convolution's input, a product of one block of grid columns (a tile of them,
+              // or all (OH-1)*Wp + OW), and the rows' int64 offsets.
+              const Im2colGeometry g =
+                  transposed_all ? transposed_geometry(p) : make_im2col_geometry(p, 1);
+              const int64_t hp = g.out_h + g.dilation_h * (p.r - 1);
+              const int64_t wp = g.out_w + g.dilation_w * (p.s - 1);
+              const int64_t grid_columns = (g.out_h - 1) * wp + g.out_w;
+              const int64_t block = tile > 0 ? std::min(tile, grid_columns) : grid_columns;
+              EXPECT_EQ(b, 1);
+              EXPECT_EQ(layout.tile, block);
+              col = pad16(g.channels * hp * wp);
+              stage = pad16(out_rows * block);
+              index = pad16(2 * rows);
+            }
             if (taps == im2col::TapMode::in_image) {
               // The largest class's column buffer and stage, each class batching images up to
               // 256 columns (or images_per_gemm), no more than a worker's, in even chunks.
@@ -559,19 +665,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             if (images > 0) EXPECT_LE(b, images);
             if (pointwise && taps == im2col::TapMode::all) EXPECT_EQ(b, 1);
 
-            const std::size_t ws = plan->workspace_bytes(), guard = 4096;
-            const HostTensors host = make_inputs(p, pass, run_seed());
-            CaseBuffers buffers(host_context(), p, host, ws + guard);
-            auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
-            std::memset(bytes + ws, 0x5A, guard);
-            plan->run(buffers.tensors(), {bytes, ws});
-            for (std::size_t i = ws; i < ws + guard; ++i) {
-              ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
-                                        << ": wrote past the workspace at byte " << i;
-            }
-            if (ws > 0) {
-              EXPECT_THROW(plan->run(buffers.tensors(), {bytes, ws - 1}), Error);
-            }
+            (void)run_within_workspace(*plan, p, pass, make_inputs(p, pass, run_seed()));
           }
         }
       }
@@ -590,7 +684,10 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
     const auto tiled = im2col::im2col_layout(large, pass, unpacked, 1);
     EXPECT_EQ(tiled.tile, 256);
     EXPECT_EQ(tiled.images_per_gemm, 1);
-    EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(large, pass)->info().tile, "256 pixels");
+    // Forward and the transposed backward-data read the column buffer in place, in blocks of
+    // grid columns (columns=auto).
+    EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(large, pass)->info().tile,
+              pass == Pass::backward_filter ? "256 pixels" : "256 grid columns");
     const auto whole = im2col::im2col_layout(large, pass, library, 1);
     EXPECT_EQ(whole.tile, 0);
     EXPECT_EQ(whole.images_per_gemm, 1);
@@ -861,16 +958,7 @@ TEST(CpuIm2col, ChannelsModeSameBitsOnAnyThreadCount) {
       for (int threads : {1, 2, 3, 4}) {
         set_num_threads(threads);
         auto plan = im2col::CpuIm2col(options).plan(p, pass);
-        const std::size_t ws = plan->workspace_bytes(), guard = 4096;
-        CaseBuffers buffers(host_context(), p, host, ws + guard);
-        auto* bytes = static_cast<unsigned char*>(buffers.workspace().data);
-        std::memset(bytes + ws, 0x5A, guard);
-        plan->run(buffers.tensors(), {bytes, ws});
-        for (std::size_t i = ws; i < ws + guard; ++i) {
-          ASSERT_EQ(bytes[i], 0x5A) << p.descriptor() << " " << to_string(pass)
-                                    << ": wrote past the workspace at byte " << i;
-        }
-        const std::vector<float> out = buffers.download_output(pass);
+        const std::vector<float> out = run_within_workspace(*plan, p, pass, host);
         if (threads == 1) {
           first = out;  // against the reference: EverySettingIsExact
           continue;

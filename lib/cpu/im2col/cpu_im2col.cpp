@@ -61,6 +61,13 @@
 // much (transposed_all_taps_refusal); auto also wants K/g <= C/g, so that its buffer is no
 // larger than col2im's. Under tap classes it runs the exact classes below.
 //
+// Implicit columns (columns=implicit, or auto where it pays; strategy/im2col_padded_grid.hpp).
+// With stride 1, each row of the column buffer is a run of the image padded once: the forward
+// convolution (forward, or the transposed backward-data) pads one image's group into `col`,
+// and its GEMM reads B's row l at grid + offset[l] (the unpacked SGEMM's b_index), block by
+// block of grid columns into the stage, whose output pixels are copied out. The values and
+// their order are the column buffer's: the same bits.
+//
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
@@ -100,6 +107,9 @@
 //                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
 //   transposed backward-data, every tap: the forward formulas on the transposed geometry
 //                (Kg*R*S column rows, Cg GEMM rows, P = H*W), flipped = pad16(K*C/g*R*S)
+//   implicit columns: col = pad16(Ci * Hp*Wp) (the padded image, Ci the convolution's input
+//                channels), stage = pad16(M * T) (M the GEMM's rows, T the tile in grid
+//                columns), index = pad16(2 * Ci*R*S) (the rows' offsets); b = 1
 //   dw_t    = backward-filter transposed (Im2colLayout::dw_transposed) ? pad16(K * L) : 0
 //   bytes   = 4 * (workers * (col + stage + panel + gemm + index + dw_t)
 //                  + (workers - 1) * partial + flipped)
@@ -123,6 +133,7 @@
 #include "cpu/gemm_kernels/transpose.hpp"
 #include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "im2col_loops.hpp"
+#include "padded_grid_loops.hpp"
 #include "strategy/im2col_index.hpp"
 #include "strategy/im2col_tap_classes.hpp"
 #include "tap_class_loops.hpp"
@@ -187,6 +198,9 @@ class Im2colPlan final : public Plan {
     }
     info_.details.emplace_back("taps", std::string(layout_.tap_classes ? "in_image" : "all") +
                                            (layout_.transposed ? ", transposed" : ""));
+    info_.details.emplace_back("columns", layout_.implicit    ? "implicit"
+                                          : layout_.pointwise ? "x in place (1x1)"
+                                                              : "buffer");
     if (pass == Pass::backward_data) {
       info_.details.emplace_back("bwd_data", layout_.transposed ? "transposed"
                                              : layout_.pointwise ? "1x1 GEMM into dx"
@@ -213,7 +227,9 @@ class Im2colPlan final : public Plan {
                          {{"layout", layout_.describe()},
                           {"own_threads", std::to_string(layout_.workers)},
                           {"gemm_threads", std::to_string(layout_.gemm_threads)}});
-    if (layout_.tile > 0) info_.tile = std::to_string(layout_.tile) + " pixels";
+    if (layout_.tile > 0) {
+      info_.tile = std::to_string(layout_.tile) + (layout_.implicit ? " grid columns" : " pixels");
+    }
   }
 
   std::size_t workspace_bytes() const override { return layout_.workspace_bytes; }
@@ -338,6 +354,13 @@ class Im2colPlan final : public Plan {
     float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
     float* gemm = stage + layout_.stage;
+    // The implicit column buffer's row offsets in the padded image (the index buffer).
+    auto* offsets = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
+    if (layout_.implicit) {
+      for (int64_t row = 0; row < col_rows(conv_geometry_); ++row) {
+        offsets[row] = grid_tap_offset(conv_geometry_, layout_.grid, row);
+      }
+    }
     float* dw = t.w;
     // Backward-filter's products sum into dw, or transposed into dw_t (filter_sums).
     float* sums = dw;
@@ -359,13 +382,13 @@ class Im2colPlan final : public Plan {
       switch (pass_) {
         case Pass::forward:
           convolve(chunk, t.x + x_offset(chunk), t.w + w_offset(chunk), t.y + y_offset(chunk),
-                   col, stage, gemm);
+                   col, stage, gemm, offsets);
           break;
         case Pass::backward_data:
           if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
             convolve(chunk, t.y + y_offset(chunk), flipped_group(flipped_of(base), chunk.group),
-                     t.x + x_offset(chunk), col, stage, gemm);
+                     t.x + x_offset(chunk), col, stage, gemm, offsets);
           } else {
             backward_data(chunk, t, col, stage, gemm);
           }
@@ -412,13 +435,26 @@ class Im2colPlan final : public Plan {
   // The forward convolution of the chunk's images: in = x, w the filter, out = y; or, for the
   // transposed backward-data (conv_geometry_), in = dy, w the flipped filter, out = dx. Each
   // image's output is out[rows of the GEMM, pixels], images apart by all the groups' channels.
+  // The implicit form (one image) pads the image into `col` and reads the GEMM's B there
+  // through the row offsets, block by block of grid columns into the stage.
   void convolve(const Chunk& c, const float* in, const float* w, float* out, float* col,
-                float* stage, float* gemm) const {
+                float* stage, float* gemm, const int64_t* offsets) const {
     Im2colGeometry g = conv_geometry_;
     g.images = c.count;
     const int64_t m = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
     const int64_t out_channels = layout_.transposed ? p_.c : p_.k;
     const int64_t rows = col_rows(g), pixels = col_pixels(g);
+    if (layout_.implicit) {
+      const PaddedGrid& grid = layout_.grid;
+      pad_into_grid(g, grid, in, col);
+      for (int64_t q0 = 0; q0 < grid.columns; q0 += layout_.tile) {
+        const int64_t width = std::min(layout_.tile, grid.columns - q0);
+        sgemm(backend_, false, false, m, width, rows, w, rows, col + q0, 0, 0.0f, stage, width,
+              layout_.gemm_scratch, gemm, nullptr, offsets);
+        scatter_grid_columns(g, grid, stage, m, q0, q0 + width, out);
+      }
+      return;
+    }
     if (layout_.tile > 0) {
       // One image; y and dy are read in place at their row stride P.
       for (int64_t k = 0; k < pixel_block_count(pixels, layout_.tile); ++k) {
@@ -773,7 +809,7 @@ Support CpuIm2col::supports_with(const ConvProblem& p, Pass pass,
   // Channels mode needs the tap classes, which taps=auto takes or not by the layer, and the
   // transposed backward-data a stride of 1 and, with every tap, no more padding than the
   // problem's: the layout knows.
-  if (options.parallel == ParallelMode::channels ||
+  if (options.parallel == ParallelMode::channels || options.columns == ColumnForm::implicit ||
       (pass == Pass::backward_data && options.bwd_data == DataForm::transposed)) {
     try {
       (void)im2col_layout(p, pass, options, num_threads());

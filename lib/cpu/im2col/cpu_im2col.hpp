@@ -14,6 +14,7 @@
 
 #include "convlab/algorithm.hpp"
 #include "gemm.hpp"
+#include "strategy/im2col_padded_grid.hpp"
 
 namespace convlab::im2col {
 
@@ -51,6 +52,30 @@ enum class DataForm {
   transposed,  ///< stride 1 only: dx = dy convolved with the flipped filter, no col2im
 };
 const char* to_string(DataForm form) noexcept;
+
+/// Where the GEMM reads the column buffer's rows from (strategy/im2col_padded_grid.hpp).
+enum class ColumnForm {
+  /// implicit where it applies (gemm=unpacked, stride 1, every tap, tiled: images of more than
+  /// kUnpackedTargetColumns pixels) and its extra columns cost little (kImplicitMaxExtraShare,
+  /// kImplicitMaxExtraProducts); else buffer
+  automatic,
+  buffer,    ///< im2col copies every tap's row into the column buffer
+  /// Stride 1, gemm=unpacked, every tap: each image padded once, the GEMM reading each row of
+  /// the column buffer where it lies in that padded image; forward and transposed backward-data
+  implicit,
+};
+const char* to_string(ColumnForm form) noexcept;
+
+/// columns=auto takes the implicit form where its extra columns (Wp - OW after each output row)
+/// add at most this share to the GEMM's columns...
+inline constexpr double kImplicitMaxExtraShare = 0.15;
+/// ...and where, per element of the column buffer it does not copy, they add at most this many
+/// products (the extra share times the GEMM's rows, K/g or, transposed, C/g). Measured on the
+/// Intel Xeon VM at one thread (docs/strategy-im2col.md, "Implicit columns"): faster on
+/// ResNet-50's 56x56 and 28x28 3x3 layers (2.2 and 8.8), VGG-16's conv2_2 and conv3_2 (2.3,
+/// 9.0) and AlexNet's conv2 forward (14.3 % extra, 27.4); slower on VGG-16's conv4_2 (6.9 %
+/// extra at 512 rows, 35.3), whose GEMM dwarfs the copy it saves.
+inline constexpr double kImplicitMaxExtraProducts = 32.0;
 
 /// taps=auto takes the tap classes where they leave out at least this share of the products:
 /// they were measured faster on ResNet-50's 14x14 and 7x7 3x3 layers, which skip 8.8 % and
@@ -95,12 +120,13 @@ struct Im2colOptions {
   std::optional<CpuIsa> isa;
   TapMode taps = TapMode::automatic;
   DataForm bwd_data = DataForm::automatic;
+  ColumnForm columns = ColumnForm::automatic;
 
   /// The knobs cpu.im2col accepts, with these options as their defaults: images_per_gemm
   /// (a positive integer or auto), parallel (auto, images, gemm), tile (a count of output
   /// pixels, 0 or auto for whole images), gemm (the backends this build has), isa (auto or an
   /// instruction set, for gemm=unpacked), taps (auto, all, in_image), bwd_data (auto, col2im,
-  /// transposed). images_per_gemm, parallel and
+  /// transposed), columns (auto, buffer, implicit). images_per_gemm, parallel and
   /// gemm may take their default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
   /// CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
   std::vector<KnobSpec> schema() const;
@@ -199,6 +225,14 @@ struct Im2colLayout {
   /// into its dW at the end. The same products in the same blocks: the bits do not change.
   bool dw_transposed = false;
   int64_t dw_t = 0;
+  /// The implicit column buffer (ColumnForm::implicit; forward and transposed backward-data,
+  /// stride 1, every tap): `col` holds one image's group padded into `grid`
+  /// (padded_grid_elems), the GEMM reads its rows there through `index` (the int64 tap offsets,
+  /// pad16(2 * rows)) and writes `stage` (pad16(GEMM rows * tile)), whose output pixels are
+  /// copied out; `tile` counts grid columns (the whole grid's when untiled), images go one at a
+  /// time.
+  bool implicit = false;
+  PaddedGrid grid;
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
   /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.
   GemmScratch gemm_scratch;

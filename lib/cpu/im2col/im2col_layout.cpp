@@ -41,6 +41,14 @@ constexpr auto kDataFormNames = enum_names<DataForm::transposed>({
 
 const char* to_string(DataForm form) noexcept { return name_of(kDataFormNames, form); }
 
+constexpr auto kColumnFormNames = enum_names<ColumnForm::implicit>({
+    {ColumnForm::automatic, "auto"},
+    {ColumnForm::buffer, "buffer"},
+    {ColumnForm::implicit, "implicit"},
+});
+
+const char* to_string(ColumnForm form) noexcept { return name_of(kColumnFormNames, form); }
+
 std::vector<KnobSpec> Im2colOptions::schema() const {
   std::vector<std::string> backends;
   for (GemmBackend b :
@@ -74,6 +82,12 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "backward-data as W^T dY and col2im, or (stride 1) as dy convolved with the "
                   "flipped filter; auto: transposed under tap classes, and with every tap "
                   "where it pads no side more than the problem and K/g <= C/g, else col2im"),
+      choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit"}, "",
+                  "buffer: im2col copies the taps into a column buffer; implicit (stride 1, "
+                  "gemm=unpacked, every tap; forward and transposed backward-data): each image "
+                  "padded once and the GEMM reads the buffer's rows there; auto: implicit on "
+                  "tiled images where its extra columns (<= 15 %) add <= 32 products per "
+                  "column-buffer element"),
   };
 }
 
@@ -92,6 +106,9 @@ Im2colOptions Im2colOptions::from_knobs(const KnobValues& knobs) {
   if (auto taps = find_value(kTapModeNames, knob_text(knobs, "taps"))) options.taps = *taps;
   if (auto form = find_value(kDataFormNames, knob_text(knobs, "bwd_data"))) {
     options.bwd_data = *form;
+  }
+  if (auto form = find_value(kColumnFormNames, knob_text(knobs, "columns"))) {
+    options.columns = *form;
   }
   return options;
 }
@@ -159,7 +176,12 @@ std::string Im2colLayout::describe() const {
   } else {
     out << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM";
   }
-  out << (tile > 0 ? ", tile " + std::to_string(tile) + " pixels" : std::string())
+  out << (tile > 0 ? ", tile " + std::to_string(tile) + (implicit ? " grid columns" : " pixels")
+                   : std::string())
+      << (implicit ? ", columns implicit (padded image " + std::to_string(grid.height) + "x" +
+                         std::to_string(grid.width) + ", " + std::to_string(grid.columns) +
+                         " grid columns)"
+                   : std::string())
       << (pointwise ? ", 1x1 shortcut" : "")
       << (tap_classes ? ", taps in_image (" + std::to_string(class_count) + " classes, " +
                             percent(product_share) + " of the products)"
@@ -167,7 +189,8 @@ std::string Im2colLayout::describe() const {
       << ", workspace " << workspace_bytes << " B (col " << col << ", stage " << stage
       << (panel > 0 ? ", panel " + std::to_string(panel) : std::string()) << ", gemm scratch "
       << gemm
-      << (tap_classes ? ", tap index " + std::to_string(index) : std::string()) << ", partial "
+      << (tap_classes || implicit ? ", tap index " + std::to_string(index) : std::string())
+      << ", partial "
       << partial << (dw_transposed ? ", dW transposed " + std::to_string(dw_t) : std::string())
       << " floats), gemm " << to_string(backend)
       << (backend == GemmBackend::unpacked ? std::string(" ") + to_string(gemm_scratch.isa)
@@ -226,6 +249,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.tap_classes = true;
   } else if (options.taps == TapMode::automatic) {
     layout.tap_classes = tap_classes_refusal(options).empty() && tile == 0 &&
+                         options.columns != ColumnForm::implicit &&
                          share <= 1.0 - (pass == Pass::backward_filter ? kTapClassMinSavingFilter
                                                                        : kTapClassMinSaving) &&
                          static_cast<int64_t>(classes.size()) <= kTapClassMaxAuto;
@@ -254,6 +278,45 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // are the GEMM's columns.
   const Im2colGeometry& conv = layout.transposed ? class_geometry : g;
   const int64_t pixels = col_pixels(conv);
+  // The implicit column buffer: the forward convolution's GEMM (forward, or the transposed
+  // backward-data) reads its rows in a padded image instead of im2col's copy.
+  const std::string implicit_refusal = [&]() -> std::string {
+    if (options.backend != GemmBackend::unpacked) {
+      return std::string("gemm=") + to_string(options.backend) +
+             " cannot read B's rows through an index; only gemm=unpacked can";
+    }
+    if (pass == Pass::backward_filter) {
+      return "backward-filter multiplies by the column buffer transposed; the implicit form "
+             "runs forward and the transposed backward-data";
+    }
+    if (layout.pointwise) return "a 1x1 unpadded convolution's GEMM reads x in place already";
+    if (pass == Pass::backward_data && !layout.transposed) {
+      return "backward-data by col2im (bwd_data=col2im, or a stride other than 1) writes the "
+             "column buffer rather than reading it";
+    }
+    if (!has_padded_grid(conv)) {
+      return "stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) +
+             ": a strided convolution's neighbouring outputs do not read neighbouring inputs";
+    }
+    if (layout.tap_classes) return "the tap classes (taps=in_image) build their own buffers";
+    return "";
+  }();
+  const PaddedGrid grid = has_padded_grid(conv) ? padded_grid(conv) : PaddedGrid{};
+  if (options.columns == ColumnForm::implicit) {
+    if (!implicit_refusal.empty()) {
+      throw Error(ErrorCode::unsupported, "cpu.im2col columns=implicit on " + p.descriptor() +
+                                              " " + to_string(pass) + ": " + implicit_refusal);
+    }
+    layout.implicit = true;
+  } else if (options.columns == ColumnForm::automatic) {
+    // Per element of the column buffer it does not copy, the implicit form multiplies
+    // extra share x GEMM rows more products.
+    const double extra = grid_extra_share(conv, grid);
+    const int64_t gemm_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
+    layout.implicit = implicit_refusal.empty() && tile > 0 && extra <= kImplicitMaxExtraShare &&
+                      extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts;
+  }
+  if (layout.implicit) layout.grid = grid;
   if (options.parallel == ParallelMode::channels && !layout.tap_classes) {
     throw Error(ErrorCode::unsupported,
                 "cpu.im2col parallel=channels on " + p.descriptor() + " " + to_string(pass) +
@@ -317,12 +380,14 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   b = std::min({b, longest, int64_t{INT_MAX} / pixels});
   // A tile blocks one image's columns, so it takes the images one at a time; the 1x1 shortcut
   // reads x in place and has no column buffer to block.
-  const bool tiled = tile > 0 && !layout.pointwise;
+  const bool tiled = (tile > 0 && !layout.pointwise) || layout.implicit;
   if (b < 1 || layout.pointwise || tiled) b = 1;
   // As many GEMMs as b gives, but of even width (8 images with b = 6: 4 + 4, not 6 + 2).
   b = ceil_div(longest, ceil_div(longest, b));
   layout.images_per_gemm = b;
   layout.tile = tiled ? std::min(tile, pixels) : 0;
+  // The implicit form's blocks count grid columns; untiled, the whole grid is one block.
+  if (layout.implicit) layout.tile = tile > 0 ? std::min(tile, grid.columns) : grid.columns;
 
   // The widest GEMM's columns: a tile, or b images.
   const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
@@ -330,6 +395,15 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const int64_t out_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(conv), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(out_rows, cols, "im2col stage")) : 0;
+  if (layout.implicit) {
+    // One image's group padded, a block's product before its output pixels are copied out,
+    // and the rows' offsets in the padded image.
+    layout.col = pad16(checked_mul(conv.channels, checked_mul(grid.height, grid.width,
+                                                              "im2col padded image"),
+                                   "im2col padded image"));
+    layout.stage = pad16(checked_mul(out_rows, cols, "im2col stage"));
+    layout.index = pad16(checked_mul(2, col_rows(conv), "im2col tap offsets"));
+  }
   std::array<int64_t, 3> class_filter_gemm{};  // m, n, k of backward-filter's class GEMMs
   if (layout.tap_classes) {
     int64_t most_taps = 0;

@@ -1,0 +1,69 @@
+#pragma once
+/// \file
+/// The implicit column buffer of a stride-1 convolution: each of its rows is a run of one
+/// padded input image, so a GEMM can read the rows there instead of from a copy.
+///
+/// Pad one group of one image into `grid`: grid[c, r, s] = x[c, r - pad_h, s - pad_w] (zero
+/// outside x), Hp = OH + dh*(R-1) rows of Wp = OW + dw*(S-1) columns per channel. Number the
+/// output pixels by their place in that grid, q = oh*Wp + ow. With stride 1, output (oh, ow)
+/// reads tap (c, i, j) at grid[c, oh + i*dh, ow + j*dw] = grid + tap_offset(c, i, j) + q, so
+///
+///   col[(c*R + i)*S + j, q] = grid[tap_offset(c, i, j) + q],
+///   tap_offset(c, i, j) = c*Hp*Wp + i*dh*Wp + j*dw,
+///
+/// the column buffer of strategy/im2col_index.hpp with Wp - OW extra columns after each
+/// output row (ow >= OW: they read the next row's start; their products are computed and
+/// dropped). Its first grid_columns = (OH-1)*Wp + OW columns hold every output pixel, and
+/// every tap of those reads inside the grid. The values are the column buffer's, zeros of
+/// the padding included, so a GEMM over them sums each output's products exactly as over the
+/// column buffer. A strided convolution's taps of neighbouring outputs are not neighbours in
+/// x: it has no such form.
+
+#include <cstdint>
+
+#include "strategy/hd.hpp"
+#include "strategy/im2col_index.hpp"
+
+namespace convlab {
+
+/// The padded image of one group and the output pixels' columns over it.
+struct PaddedGrid {
+  int64_t height = 0;   ///< Hp = OH + dh*(R-1)
+  int64_t width = 0;    ///< Wp = OW + dw*(S-1)
+  int64_t columns = 0;  ///< (OH-1)*Wp + OW: the GEMM columns that cover every output pixel
+};
+
+/// Whether the convolution has the implicit form: stride 1 in both directions.
+CONVLAB_HD bool has_padded_grid(const Im2colGeometry& g) {
+  return g.stride_h == 1 && g.stride_w == 1;
+}
+
+/// The grid of a stride-1 geometry (has_padded_grid).
+CONVLAB_HD PaddedGrid padded_grid(const Im2colGeometry& g) {
+  PaddedGrid grid;
+  grid.height = g.out_h + g.dilation_h * (g.kernel_h - 1);
+  grid.width = g.out_w + g.dilation_w * (g.kernel_w - 1);
+  grid.columns = g.out_h > 0 && g.out_w > 0 ? (g.out_h - 1) * grid.width + g.out_w : 0;
+  return grid;
+}
+
+/// Floats of one group's padded image: C/g * Hp * Wp.
+CONVLAB_HD int64_t padded_grid_elems(const Im2colGeometry& g, const PaddedGrid& grid) {
+  return g.channels * grid.height * grid.width;
+}
+
+/// Where column-buffer row (c*R + i)*S + j starts in the grid.
+CONVLAB_HD int64_t grid_tap_offset(const Im2colGeometry& g, const PaddedGrid& grid, int64_t row) {
+  const int64_t j = row % g.kernel_w, i = row / g.kernel_w % g.kernel_h;
+  const int64_t c = row / (g.kernel_w * g.kernel_h);
+  return (c * grid.height + i * g.dilation_h) * grid.width + j * g.dilation_w;
+}
+
+/// The GEMM columns beyond the output pixels, as a share of them: (columns - OH*OW) / OH*OW.
+CONVLAB_HD double grid_extra_share(const Im2colGeometry& g, const PaddedGrid& grid) {
+  const int64_t pixels = col_pixels(g);
+  return pixels > 0 ? static_cast<double>(grid.columns - pixels) / static_cast<double>(pixels)
+                    : 0.0;
+}
+
+}  // namespace convlab

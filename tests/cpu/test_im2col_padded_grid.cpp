@@ -1,0 +1,116 @@
+// The implicit column buffer (lib/strategy/im2col_padded_grid.hpp) against the column buffer's
+// definition: every row of it, at every output pixel, read from the padded image at the row's
+// offset gives im2col_element's value; the reads stay inside the padded image; and the grid
+// columns a GEMM writes, block by block, land on every output pixel once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "lib/cpu/im2col/padded_grid_loops.hpp"
+#include "strategy/im2col_index.hpp"
+#include "strategy/im2col_padded_grid.hpp"
+#include "strategy/im2col_tap_classes.hpp"
+#include "support/conv_tester.hpp"
+
+namespace convlab {
+namespace {
+
+// Stride-1 geometries: odd and even kernels, dilation, padding beyond the kernel, none, an
+// end padding (outputs wider than the image), a one-pixel image, groups, 1x1 with padding;
+// and the transposed convolutions of the backward-data passes, whose padding may be negative.
+std::vector<Im2colGeometry> geometries() {
+  std::vector<Im2colGeometry> out;
+  for (const char* text :
+       {"mb1ic3ih9iw7oc2kh3kw3ph1pw1", "mb1ic2ih6iw10oc2kh5kw5ph2pw2", "mb1ic2ih8iw5oc2kh3kw3ph2pw1dh1",
+        "mb1ic4ih5iw5oc4kh1kw3ph0pw1g2", "mb1ic1ih1iw1oc1kh3kw3ph1pw1", "mb1ic2ih4iw3oc1kh3kw3ph3pw1",
+        "mb1ic3ih7iw6oc2kh2kw4ph0pw0", "mb1ic2ih6iw6oc3kh1kw1ph1pw1", "mb1ic2ih5iw9oc2kh3kw2ph0pw3dw2",
+        "mb1ic5ih12iw12oc5kh7kw7ph3pw3", "mb1ic2ih6iw6oc2kh3kw3ph4pw4"}) {
+    const ConvProblem p = testing::problem(text);
+    out.push_back(make_im2col_geometry(p, 1));
+    out.push_back(transposed_geometry(p));
+  }
+  for (ConvProblem p : testing::random_problems(testing::run_seed() + 21, 40)) {
+    if (p.stride_h != 1 || p.stride_w != 1) continue;
+    p.n = 1;
+    out.push_back(make_im2col_geometry(p, 1));
+    out.push_back(transposed_geometry(p));
+  }
+  return out;
+}
+
+std::string describe(const Im2colGeometry& g) {
+  return "C " + std::to_string(g.channels) + ", " + std::to_string(g.in_h) + "x" +
+         std::to_string(g.in_w) + " -> " + std::to_string(g.out_h) + "x" +
+         std::to_string(g.out_w) + ", kernel " + std::to_string(g.kernel_h) + "x" +
+         std::to_string(g.kernel_w) + ", pad " + std::to_string(g.pad_h) + "/" +
+         std::to_string(g.pad_w) + ", dilation " + std::to_string(g.dilation_h) + "/" +
+         std::to_string(g.dilation_w);
+}
+
+TEST(PaddedGrid, RowsAreTheColumnBuffersRows) {
+  std::mt19937 rng(static_cast<uint32_t>(testing::run_seed()));
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  int checked = 0;
+  for (const Im2colGeometry& g : geometries()) {
+    ASSERT_TRUE(has_padded_grid(g));
+    if (g.out_h <= 0 || g.out_w <= 0 || g.channels <= 0) continue;
+    const PaddedGrid grid = padded_grid(g);
+    ASSERT_EQ(grid.columns, (g.out_h - 1) * grid.width + g.out_w) << describe(g);
+    std::vector<float> x(static_cast<std::size_t>(g.channels * plane_elems(g)));
+    for (float& e : x) e = value(rng);
+    // A sentinel past the padded image: a read beyond it would show.
+    const int64_t elems = padded_grid_elems(g, grid);
+    std::vector<float> padded(static_cast<std::size_t>(elems + 64), 12345.0f);
+    im2col::pad_into_grid(g, grid, x.data(), padded.data());
+    for (int64_t row = 0; row < col_rows(g); ++row) {
+      const int64_t offset = grid_tap_offset(g, grid, row);
+      ASSERT_GE(offset, 0);
+      // The last grid column of the row is inside the padded image.
+      ASSERT_LE(offset + grid.columns, elems) << describe(g) << " row " << row;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          const float implicit = padded[static_cast<std::size_t>(offset + oh * grid.width + ow)];
+          ASSERT_EQ(implicit, im2col_element(g, x.data(), row, oh * g.out_w + ow))
+              << describe(g) << " row " << row << " output (" << oh << ", " << ow << ")";
+        }
+      }
+    }
+    for (int64_t e = elems; e < elems + 64; ++e) ASSERT_EQ(padded[e], 12345.0f) << describe(g);
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
+// A product over the grid columns, in blocks of any width, copied out: each output pixel
+// once, from its own grid column; the extra columns nowhere.
+TEST(PaddedGrid, BlocksOfGridColumnsScatterEveryOutputOnce) {
+  for (const Im2colGeometry& g : geometries()) {
+    if (g.out_h <= 0 || g.out_w <= 0) continue;
+    const PaddedGrid grid = padded_grid(g);
+    const int64_t rows = 3, pixels = col_pixels(g);
+    for (int64_t block : {int64_t{1}, int64_t{5}, grid.width, int64_t{64}, grid.columns}) {
+      std::vector<float> out(static_cast<std::size_t>(rows * pixels), -1.0f);
+      for (int64_t q0 = 0; q0 < grid.columns; q0 += block) {
+        const int64_t width = std::min(block, grid.columns - q0);
+        // Row r of the block's product holds r * 1e6 + its grid column.
+        std::vector<float> stage(static_cast<std::size_t>(rows * width));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t q = 0; q < width; ++q) stage[r * width + q] = float(r * 1000000 + q0 + q);
+        im2col::scatter_grid_columns(g, grid, stage.data(), rows, q0, q0 + width, out.data());
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t oh = 0; oh < g.out_h; ++oh)
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            ASSERT_EQ(out[r * pixels + oh * g.out_w + ow], float(r * 1000000 + oh * grid.width + ow))
+                << describe(g) << " block " << block << " row " << r << " output (" << oh << ", "
+                << ow << ")";
+          }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convlab
