@@ -56,8 +56,9 @@ const char* to_string(DataForm form) noexcept;
 /// Where the GEMM reads the column buffer's rows from (strategy/im2col_padded_grid.hpp).
 enum class ColumnForm {
   /// implicit where it applies (gemm=unpacked, stride 1, every tap, tiled: images of more than
-  /// kUnpackedTargetColumns pixels) and its extra columns cost little (kImplicitMaxExtraShare,
-  /// kImplicitMaxExtraProducts); else buffer
+  /// kUnpackedTargetColumns pixels) and it saves more copying than it costs
+  /// (kImplicitMaxExtraShare, kImplicitMaxExtraProducts, kImplicitMinRowsPerOutputRow); else
+  /// buffer
   automatic,
   buffer,    ///< im2col copies every tap's row into the column buffer
   /// Stride 1, gemm=unpacked, every tap: each image padded once, the GEMM reading each row of
@@ -76,6 +77,11 @@ inline constexpr double kImplicitMaxExtraShare = 0.15;
 /// 9.0) and AlexNet's conv2 forward (14.3 % extra, 27.4); slower on VGG-16's conv4_2 (6.9 %
 /// extra at 512 rows, 35.3), whose GEMM dwarfs the copy it saves.
 inline constexpr double kImplicitMaxExtraProducts = 32.0;
+/// ...and where the column buffer has at least this many rows per row of the GEMM's output:
+/// per column, the implicit form copies the output's rows out of its stage where the buffer
+/// form copied the column buffer's rows in. VGG-16's conv1_1 (27 column rows, 64 output rows)
+/// ran its forward pass 2x slower implicit (docs/strategy-im2col.md, "Implicit columns").
+inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
 
 /// taps=auto takes the tap classes where they leave out at least this share of the products:
 /// they were measured faster on ResNet-50's 14x14 and 7x7 3x3 layers, which skip 8.8 % and

@@ -87,7 +87,7 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "gemm=unpacked, every tap; forward and transposed backward-data): each image "
                   "padded once and the GEMM reads the buffer's rows there; auto: implicit on "
                   "tiled images where its extra columns (<= 15 %) add <= 32 products per "
-                  "column-buffer element"),
+                  "column-buffer element and the buffer has >= 2 rows per output row"),
   };
 }
 
@@ -313,8 +313,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     // extra share x GEMM rows more products.
     const double extra = grid_extra_share(conv, grid);
     const int64_t gemm_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
+    // It copies the GEMM's rows out of the stage where the buffer copied the column rows in.
     layout.implicit = implicit_refusal.empty() && tile > 0 && extra <= kImplicitMaxExtraShare &&
-                      extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts;
+                      extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts &&
+                      col_rows(conv) >= kImplicitMinRowsPerOutputRow * gemm_rows;
   }
   if (layout.implicit) layout.grid = grid;
   if (options.parallel == ParallelMode::channels && !layout.tap_classes) {
