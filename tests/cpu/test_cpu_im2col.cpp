@@ -703,6 +703,37 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
   }
 }
 
+// columns=auto takes the implicit form on tiled images where it saves more copying than it
+// costs, and records it: ResNet-50's 56x56 and 28x28 3x3 layers in forward and the transposed
+// backward-data; not backward-filter, not where its extra columns are over 15 % (a 3-wide
+// output row under a 3x3 kernel takes 2 more), or cost over 32 products per column-buffer
+// element (VGG-16's conv4_2: 6.9 % at 512 rows), or the output has more than half the column
+// buffer's rows (VGG-16's conv1_1: 27 column rows, 64 output rows).
+TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
+  im2col::Im2colOptions options;
+  options.backend = im2col::GemmBackend::unpacked;
+  auto implicit = [&](const char* text, Pass pass) {
+    return im2col::im2col_layout(testing::problem(text), pass, options, 1).implicit;
+  };
+  for (const char* layer : {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1"}) {
+    EXPECT_TRUE(implicit(layer, Pass::forward)) << layer;
+    EXPECT_TRUE(implicit(layer, Pass::backward_data)) << layer;
+    EXPECT_FALSE(implicit(layer, Pass::backward_filter)) << layer;
+  }
+  EXPECT_FALSE(implicit("mb2ic64ih300iw3oc64kh3kw3ph1pw1", Pass::forward));  // 3 + 2 columns
+  EXPECT_FALSE(implicit("mb16ic512ih28oc512kh3ph1", Pass::forward));
+  EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::forward));
+  EXPECT_TRUE(implicit("mb16ic64ih224oc64kh3ph1", Pass::forward));
+  auto plan = im2col::CpuIm2col(options).plan(testing::problem("mb2ic16ih40oc16kh3ph1"),
+                                              Pass::forward);
+  const auto& details = plan->info().details;
+  const auto columns = std::find_if(details.begin(), details.end(),
+                                    [](const auto& d) { return d.first == "columns"; });
+  ASSERT_NE(columns, details.end());
+  EXPECT_EQ(columns->second, "implicit");
+  EXPECT_EQ(plan->info().tile, "256 grid columns");
+}
+
 // taps=auto takes the tap classes where they run (forward and backward-data, the unpacked
 // GEMM, whole images) and skip at least 5 % of the products: ResNet-50's 7x7 and 14x14 3x3
 // layers, not its 56x56 one (tiled) nor an unpadded layer; the plan says which. Asked for where
