@@ -100,8 +100,9 @@ inline int64_t class_taps(const TapClass& c) { return range_size(c.taps_h) * ran
 /// classes few and wide, at the price of a few padding taps at the corners, multiplied by
 /// stored zeros. `exact` cuts every row run by every column run, so that each class
 /// multiplies exactly the taps that read inside the image: where the filter, not the
-/// image, is the other operand of those zeros (backward-data as a forward convolution of dy),
-/// a NaN or Inf in the filter must not reach an output through them.
+/// image, is the other operand of those zeros (backward-data as a forward convolution of dy)
+/// and they are zeros the problem's own padding does not hold, a NaN or Inf in the filter
+/// must not reach an output through them.
 enum class ClassCut { merged, exact };
 
 /// The tap classes of a geometry (see the file comment), in output-row order; together they

@@ -557,7 +557,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                       : std::min(p.n, (p.groups * p.n + workers - 1) / workers);
               int64_t largest_col = 0, widest = 0, most_taps = 0, block_rows = 0, staged = 0;
               const std::vector<TapClass> classes =
-                  tap_classes(g, transposed ? ClassCut::exact : ClassCut::merged);
+                  tap_classes(g, im2col::tap_class_cut(p, transposed));
               for (const TapClass& c : classes) most_taps = std::max(most_taps, class_taps(c));
               const bool filter = pass == Pass::backward_filter;
               for (const TapClass& c : classes) {
@@ -749,33 +749,42 @@ TEST(CpuIm2col, TapClassesWhereTheyPay) {
   for (Pass pass : {Pass::forward, Pass::backward_data}) {
     const auto layout = im2col::im2col_layout(seven, pass, unpacked, 1);
     EXPECT_TRUE(layout.tap_classes);
-    // Forward: the five merged classes; backward-data: the nine exact ones of the transposed
-    // convolution (corners apart: 361 of the 441 products, only those that read the image).
-    const bool forward = pass == Pass::forward;
-    EXPECT_EQ(layout.class_count, forward ? 5 : 9);
-    EXPECT_NEAR(layout.product_share, (forward ? 369.0 : 361.0) / 441.0, 1e-12);
+    // The five merged classes, in both passes: backward-data's are the transposed
+    // convolution's, which pads "same" as the problem does (369 of the 441 products: the
+    // corners keep a few padding taps).
+    EXPECT_EQ(layout.class_count, 5);
+    EXPECT_EQ(layout.class_cut, ClassCut::merged);
+    EXPECT_NEAR(layout.product_share, 369.0 / 441.0, 1e-12);
     // 16 images: the interior (25 pixels) reaches 256 columns with 11, and 16 / 11 rounds to
-    // one chunk of 16; the rows, edges and corners (7, 5 and 1 pixels) take all 16 anyway.
-    EXPECT_EQ(layout.class_images, std::vector<int64_t>(forward ? 5 : 9, 16));
+    // one chunk of 16; the rows and edges (7 and 5 pixels) take all 16 anyway.
+    EXPECT_EQ(layout.class_images, std::vector<int64_t>(5, 16));
     // Asked for 11, the count is an upper bound: 8 + 8.
     im2col::Im2colOptions eleven = unpacked;
     eleven.images_per_gemm = 11;
-    const std::vector<int64_t> images =
-        forward ? std::vector<int64_t>{8, 8, 8, 8, 8}
-                : std::vector<int64_t>{8, 8, 8, 8, 8, 8, 8, 8, 8};
-    EXPECT_EQ(im2col::im2col_layout(seven, pass, eleven, 1).class_images, images);
-    EXPECT_NE(layout.describe().find(forward ? "taps in_image (5 classes, 83.7 % of the products)"
-                                             : "taps in_image (9 classes, 81.9 % of the products)"),
+    EXPECT_EQ(im2col::im2col_layout(seven, pass, eleven, 1).class_images,
+              std::vector<int64_t>(5, 8));
+    EXPECT_NE(layout.describe().find("taps in_image (5 classes, 83.7 % of the products)"),
               std::string::npos)
         << layout.describe();
+    // Unpadded, the transposed convolution pads dy by the kernel, zeros the problem's own
+    // padding never meets: backward-data's classes are then exact (5 row runs by 5 column
+    // runs, only the 441 products that read dy of the 729 of 9x9 pixels by 9 taps).
+    im2col::Im2colOptions in_image = unpacked;
+    in_image.taps = TapMode::in_image;
+    const auto exact = im2col::im2col_layout(unpadded, pass, in_image, 1);
+    EXPECT_EQ(exact.class_cut, pass == Pass::forward ? ClassCut::merged : ClassCut::exact);
+    if (pass == Pass::backward_data) {
+      EXPECT_EQ(exact.class_count, 25);
+      EXPECT_NEAR(exact.product_share, 441.0 / 729.0, 1e-12);
+    }
     EXPECT_TRUE(im2col::im2col_layout(fourteen, pass, unpacked, 1).tap_classes);
     EXPECT_FALSE(im2col::im2col_layout(large, pass, unpacked, 1).tap_classes);
     EXPECT_FALSE(im2col::im2col_layout(unpadded, pass, unpacked, 1).tap_classes);
     const auto plan = im2col::CpuIm2col(unpacked).plan(seven, pass);
     std::map<std::string, std::string> details(plan->info().details.begin(),
                                                plan->info().details.end());
-    // Backward-data with stride 1 runs the exact forward classes of dy by the flipped filter
-    // (nine classes: the corners apart), which it reads from w in place: no copy of it.
+    // Backward-data with stride 1 runs the forward classes of dy by the flipped filter, which
+    // it reads from w in place: no copy of it.
     EXPECT_EQ(details["taps"], pass == Pass::forward ? "in_image" : "in_image, transposed");
     EXPECT_EQ(layout.transposed, pass == Pass::backward_data);
     EXPECT_EQ(layout.flipped, 0);
@@ -930,9 +939,12 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
   const auto mode = [&](const ConvProblem& p, Pass pass, int threads) {
     return im2col::im2col_layout(p, pass, unpacked, threads).mode;
   };
+  // At 8 images a worker, every 7x7 class is short of its one-thread width; at 14x14 only
+  // the edges and the rows (19 % of the products), so images mode keeps those.
   EXPECT_EQ(mode(seven, Pass::backward_data, 2), ParallelMode::channels);
-  EXPECT_EQ(mode(seven, Pass::forward, 2), ParallelMode::images);
+  EXPECT_EQ(mode(seven, Pass::forward, 2), ParallelMode::channels);
   EXPECT_EQ(mode(fourteen, Pass::backward_data, 2), ParallelMode::images);
+  EXPECT_EQ(mode(fourteen, Pass::forward, 2), ParallelMode::images);
   EXPECT_EQ(mode(few_rows, Pass::backward_data, 2), ParallelMode::images);
   EXPECT_EQ(mode(seven, Pass::backward_data, 1), ParallelMode::gemm);
   // Backward-filter under tap classes: its workers sum disjoint rows of dW, no partials.

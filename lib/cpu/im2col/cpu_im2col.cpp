@@ -46,12 +46,12 @@
 // classes of the transposed convolution (dy by the filter flipped, strategy/
 // im2col_tap_classes.hpp): the GEMM reads the filter flipped in place through the index
 // (flipped_tap_offsets), and each dx pixel is one dot product over its in-image taps, with no
-// col2im. Its classes are exact
-// (no padding tap at the corners), since there the zeros would meet the filter: a NaN in w
-// must reach only the dx elements its products reach. The forward form builds col_k a block
-// of whole input channels (kClassDepthRows rows) at a time and multiplies each block while it
-// is in cache, adding into the stage (beta 1 after the first block), so its buffer holds one
-// block.
+// col2im. There the corners' padding zeros meet the filter, so its classes are merged only
+// where the problem pads each side as much as the transposed convolution, as with every tap
+// (tap_class_cut), and exact (no padding tap at the corners) elsewhere. The forward form
+// builds col_k a block of whole input channels (kClassDepthRows rows) at a time and
+// multiplies each block while it is in cache, adding into the stage (beta 1 after the first
+// block), so its buffer holds one block.
 //
 // Transposed backward-data (bwd_data=transposed, or auto where it applies). With stride 1,
 // dx is the forward convolution of dy by the flipped, transposed filter (transposed_geometry:
@@ -59,7 +59,7 @@
 // alike, its GEMM writing dx, with no col2im. With every tap its column buffer reads dy's
 // padding as zeros that meet the filter, so it runs only where the problem pads each side as
 // much (transposed_all_taps_refusal); auto also wants K/g <= C/g, so that its buffer is no
-// larger than col2im's. Under tap classes it runs the exact classes below.
+// larger than col2im's. Under tap classes it runs the classes above.
 //
 // Implicit columns (columns=implicit, or auto where it pays; strategy/im2col_padded_grid.hpp).
 // With stride 1, each row of the column buffer is a run of the image padded once: the forward
@@ -190,12 +190,7 @@ class Im2colPlan final : public Plan {
         layout_(layout),
         geometry_(make_im2col_geometry(p, 1)),
         conv_geometry_(layout_.transposed ? transposed_geometry(p) : geometry_) {
-    if (layout_.tap_classes) {
-      // The transposed form's padding zeros meet the filter: its classes are exact, so that
-      // a NaN or Inf in w reaches only the dx elements whose products read it.
-      classes_ =
-          tap_classes(conv_geometry_, layout_.transposed ? ClassCut::exact : ClassCut::merged);
-    }
+    if (layout_.tap_classes) classes_ = tap_classes(conv_geometry_, layout_.class_cut);
     info_.details.emplace_back("taps", std::string(layout_.tap_classes ? "in_image" : "all") +
                                            (layout_.transposed ? ", transposed" : ""));
     info_.details.emplace_back("columns", layout_.implicit    ? "implicit"

@@ -15,12 +15,13 @@
 #include "convlab/algorithm.hpp"
 #include "gemm.hpp"
 #include "strategy/im2col_padded_grid.hpp"
+#include "strategy/im2col_tap_classes.hpp"
 
 namespace convlab::im2col {
 
 /// How a run uses its threads. Never both levels at once (no oversubscription).
 enum class ParallelMode {
-  automatic,  ///< channels where it pays under tap classes (kChannelsMinNarrowShare), else
+  automatic,  ///< channels where it pays under tap classes (kChannelsMinShortShare), else
               ///< images when the (image, group) pairs split evenly enough, else gemm
   images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
   gemm,       ///< one slice after another; the GEMM library uses every thread
@@ -98,16 +99,15 @@ inline constexpr int64_t kTapClassMaxAuto = 16;
 inline constexpr double kTapClassMinSavingFilter = 0.12;
 
 /// parallel=auto takes channels mode in backward-filter under tap classes (its workers then
-/// sum disjoint rows of dW), and in the other passes where images mode would run classes
-/// holding at least kChannelsMinNarrowShare of the products in GEMMs narrower than
-/// kChannelsNarrowColumns (one AVX-512 vector: the unpacked GEMM's lanes half empty at 8), and
-/// every part gets at least kChannelPartMinRows of a class GEMM's output rows (8 register
-/// tiles). Measured at two threads on ResNet-50 (docs/strategy-im2col.md, "Channels mode"):
-/// the 7x7 layer's backward-data, whose exact corner classes hold 4.4 % of the products in
-/// 8-column GEMMs, gains; its 14x14 layer's (1.0 %) loses; forward (no class under 40
-/// columns) ran no faster at 7x7 and slower at 14x14.
-inline constexpr int64_t kChannelsNarrowColumns = 16;
-inline constexpr double kChannelsMinNarrowShare = 0.02;
+/// sum disjoint rows of dW), and in the other passes where images mode would leave at least
+/// kChannelsMinShortShare of the class products in GEMMs narrower than kClassTargetColumns
+/// (a worker's images fall short of what the class batches at one thread, so each worker
+/// re-reads the filter for fewer columns), and every part gets at least kChannelPartMinRows
+/// of a class GEMM's output rows (8 register tiles). Measured at two threads
+/// (docs/strategy-im2col.md, "Channels mode"): ResNet-50's 7x7 layer (every class short at 8
+/// images) gains in backward-data and runs even in forward; its 14x14 layer (19 % of the
+/// products short) and AlexNet's 13x13 layers (21 %) lose in backward-data.
+inline constexpr double kChannelsMinShortShare = 0.5;
 inline constexpr int64_t kChannelPartMinRows = 48;
 
 /// Im2colOptions::tile: chosen for the GEMM backend when planned.
@@ -192,11 +192,12 @@ struct Im2colLayout {
   /// taps; col and stage then hold the largest class of b images.
   bool tap_classes = false;
   int64_t class_count = 0;  ///< classes, when tap_classes
+  ClassCut class_cut = ClassCut::merged;  ///< tap_class_cut, when tap_classes
   /// Backward-data with stride 1 as the forward convolution of dy by the flipped filter
   /// (strategy/im2col_tap_classes.hpp, transposed_geometry): the column buffer holds dy's
   /// taps (K/g channels), the GEMM's rows and the stage are dx's C/g channels, the filter is
   /// the flipped one (`flipped`, or w read in place under tap classes) and tiles and images
-  /// count dx's pixels. Under tap classes they are the exact forward classes of that
+  /// count dx's pixels. Under tap classes they are the forward classes of that
   /// convolution.
   bool transposed = false;
   /// Images per GEMM of each class (tap classes): images_per_gemm when asked for, else enough
@@ -254,6 +255,13 @@ struct Im2colLayout {
 /// in w reaches a dx element through a zero only where the forward pass's padding meets it
 /// too; an unpadded problem's transposed convolution pads by the dilated kernel).
 std::string transposed_all_taps_refusal(const ConvProblem& problem);
+
+/// How the tap classes of `pass` on `problem` are cut (strategy/im2col_tap_classes.hpp):
+/// merged, except for the transposed backward-data of a problem that pads some side less than
+/// the transposed convolution does (transposed_all_taps_refusal): there the corners' padding
+/// zeros would meet the filter where no zero of the problem's own padding does, so its
+/// classes are exact. Elsewhere a merged corner multiplies no zero that taps=all would not.
+ClassCut tap_class_cut(const ConvProblem& problem, bool transposed);
 
 /// Why taps=in_image cannot run under `options` (a GEMM backend other than unpacked, a tile),
 /// or "" when it can.

@@ -164,6 +164,11 @@ std::string transposed_all_taps_refusal(const ConvProblem& p) {
          "elements none of its products reach (taps=in_image runs it exactly)";
 }
 
+ClassCut tap_class_cut(const ConvProblem& p, bool transposed) {
+  return transposed && !transposed_all_taps_refusal(p).empty() ? ClassCut::exact
+                                                               : ClassCut::merged;
+}
+
 std::string Im2colLayout::describe() const {
   std::ostringstream out;
   out << "parallel " << to_string(mode) << " (" << workers << " worker" << (workers == 1 ? "" : "s")
@@ -232,11 +237,11 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       pass == Pass::backward_data && stride_1 && options.bwd_data != DataForm::col2im;
   // Tap classes: asked for (and then every condition must hold), or automatic where they run
   // whole images anyway and skip enough of the products to pay for their extra copies. The
-  // transposed form runs the exact forward classes of the transposed convolution; a strided
-  // backward-data (or bwd_data=col2im) the adjoint of the forward classes.
+  // transposed form runs the forward classes of the transposed convolution (tap_class_cut); a
+  // strided backward-data (or bwd_data=col2im) the adjoint of the forward classes.
   const Im2colGeometry class_geometry = transposed ? transposed_geometry(p) : g;
-  const std::vector<TapClass> classes =
-      tap_classes(class_geometry, transposed ? ClassCut::exact : ClassCut::merged);
+  const ClassCut cut = tap_class_cut(p, transposed);
+  const std::vector<TapClass> classes = tap_classes(class_geometry, cut);
   // Against the products of the full column buffer, which taps=all multiplies in every pass.
   const double share = static_cast<double>(tap_class_products(classes)) /
                        static_cast<double>(col_pixels(class_geometry) * p.r * p.s);
@@ -258,6 +263,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     tile = 0;
     layout.pointwise = false;
     layout.class_count = static_cast<int64_t>(classes.size());
+    layout.class_cut = cut;
     layout.product_share = share;
     layout.transposed = transposed;
   } else if (transposed && !layout.pointwise) {
@@ -332,24 +338,26 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // channels mode need OpenMP; without it the build falls back to gemm mode.
   //
   // A channels worker copies every column block itself, which costs more than it saves in
-  // forward and backward-data unless images mode would run a share of the products in class
-  // GEMMs narrower than a vector of columns. Backward-filter's workers besides sum disjoint
-  // rows of dW: no partial dW per worker to add, and the adds of its classes' products into
-  // dW's columns split between them. Each part needs a fair share of rows.
+  // forward and backward-data unless images mode would run most of the products in class
+  // GEMMs narrower than the classes' target (kChannelsMinShortShare). Backward-filter's
+  // workers besides sum disjoint rows of dW: no partial dW per worker to add, and the adds of
+  // its classes' products into dW's columns split between them. Each part needs a fair share
+  // of rows.
   bool channels_pay = false;
   if (layout.tap_classes && layout.threads > 1) {
     const int64_t out_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
     const int64_t worker_images = std::min(p.n, ceil_div(pairs, layout.threads));
-    int64_t narrow = 0;
+    int64_t short_products = 0;
     for (const TapClass& c : classes) {
-      if (class_pixels(c) * worker_images < kChannelsNarrowColumns) {
-        narrow += class_pixels(c) * class_taps(c);
+      if (class_pixels(c) * worker_images < kClassTargetColumns) {
+        short_products += class_pixels(c) * class_taps(c);
       }
     }
     channels_pay = out_rows >= kChannelPartMinRows * layout.threads &&
                    (pass == Pass::backward_filter ||
-                    static_cast<double>(narrow) >=
-                        kChannelsMinNarrowShare * static_cast<double>(tap_class_products(classes)));
+                    static_cast<double>(short_products) >=
+                        kChannelsMinShortShare *
+                            static_cast<double>(tap_class_products(classes)));
   }
   bool images = false, channels = false;
   if (layout.threads > 1 && kHaveOpenMP) {
