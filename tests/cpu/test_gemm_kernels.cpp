@@ -116,15 +116,17 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
 TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
   std::mt19937 rng(7);
   std::vector<Shape> shapes;
-  // 12, 13, 18 and 25 rows: a panel of one vector runs 2 MR rows at a time, then MR.
+  // 12, 13, 18 and 25 rows: a panel of up to half the full tile's vectors (one, or two with
+  // AVX-512: 17 and 32 columns) runs 2 MR rows at a time, then MR.
   for (int64_t m : {1, 5, 6, 7, 12, 13, 18, 25}) {
-    for (int64_t n : {1, 3, 8, 15, 16, 17, 63, 64, 65, 130}) {
+    for (int64_t n : {1, 3, 8, 15, 16, 17, 32, 63, 64, 65, 130}) {
       shapes.push_back({m, n, 9, 0, 0, 0});
     }
   }
   // More rows than columns (rows outermost), the last panel one vector of AVX-512, AVX2 and
-  // SSE2 (64 + 16, 16 + 8 and 8 + 4 columns): the wider panels run two tiles per step of rows.
-  for (int64_t n : {80, 24, 12}) shapes.push_back({n + 11, n, 9, 0, 0, 0});
+  // SSE2 (64 + 16, 16 + 8 and 8 + 4 columns) or two of AVX-512 (64 + 32): the full panels run
+  // two tiles per step of rows.
+  for (int64_t n : {80, 24, 12, 96}) shapes.push_back({n + 11, n, 9, 0, 0, 0});
   shapes.push_back({12, 64, 0, 0, 0, 0});       // k = 0: C = beta C
   shapes.push_back({7, 33, 40, 3, 5, 11});      // strides past the matrices
   shapes.push_back({64, 128, 64, 16, 16, 16});  // the per-point products' shape
