@@ -256,11 +256,12 @@ struct Im2colLayout {
 /// too; an unpadded problem's transposed convolution pads by the dilated kernel).
 std::string transposed_all_taps_refusal(const ConvProblem& problem);
 
-/// How the tap classes of `pass` on `problem` are cut (strategy/im2col_tap_classes.hpp):
-/// merged, except for the transposed backward-data of a problem that pads some side less than
-/// the transposed convolution does (transposed_all_taps_refusal): there the corners' padding
-/// zeros would meet the filter where no zero of the problem's own padding does, so its
-/// classes are exact. Elsewhere a merged corner multiplies no zero that taps=all would not.
+/// How the tap classes of a pass on `problem` are cut (strategy/im2col_tap_classes.hpp);
+/// `transposed`: the pass is backward-data run as the transposed convolution. Merged, except
+/// there, for a problem that pads some side less than the transposed convolution does
+/// (transposed_all_taps_refusal): its corners' padding zeros would meet the filter where no
+/// zero of the problem's own padding does, so those classes are exact. Elsewhere a merged
+/// corner multiplies no zero that taps=all would not.
 ClassCut tap_class_cut(const ConvProblem& problem, bool transposed);
 
 /// Why taps=in_image cannot run under `options` (a GEMM backend other than unpacked, a tile),
