@@ -18,6 +18,14 @@
 /// the padding included, so a GEMM over them sums each output's products exactly as over the
 /// column buffer. A strided convolution's taps of neighbouring outputs are not neighbours in
 /// x: it has no such form.
+///
+/// Backward-filter reads the column buffer the other way: its GEMM sums over the output
+/// pixels, so each step of the sum is one column, and its rows are (c, i, j). Per tap (i, j),
+/// col[(c*R + i)*S + j, l] = grid[c*Hp*Wp + tap_offset(0, i, j) + pixel_offset(l)] for output
+/// pixel l = (image m, oh, ow): one channel stride between the GEMM's rows and one offset per
+/// column, with no extra columns and any stride. There the grid is as large as the taps of
+/// the output pixels reach, Hp = (OH-1)*sh + dh*(R-1) + 1 rows of Wp = (OW-1)*sw + dw*(S-1) + 1
+/// columns (the stride-1 sizes above when sh = sw = 1).
 
 #include <cstdint>
 
@@ -38,12 +46,14 @@ CONVLAB_HD bool has_padded_grid(const Im2colGeometry& g) {
   return g.stride_h == 1 && g.stride_w == 1;
 }
 
-/// The grid of a stride-1 geometry (has_padded_grid).
+/// The grid of a geometry: every input element a tap of an output pixel reads. `columns` is
+/// the forward GEMM's and means something only with stride 1 (has_padded_grid).
 CONVLAB_HD PaddedGrid padded_grid(const Im2colGeometry& g) {
   PaddedGrid grid;
-  grid.height = g.out_h + g.dilation_h * (g.kernel_h - 1);
-  grid.width = g.out_w + g.dilation_w * (g.kernel_w - 1);
-  grid.columns = g.out_h > 0 && g.out_w > 0 ? (g.out_h - 1) * grid.width + g.out_w : 0;
+  if (g.out_h <= 0 || g.out_w <= 0) return grid;
+  grid.height = (g.out_h - 1) * g.stride_h + g.dilation_h * (g.kernel_h - 1) + 1;
+  grid.width = (g.out_w - 1) * g.stride_w + g.dilation_w * (g.kernel_w - 1) + 1;
+  grid.columns = (g.out_h - 1) * grid.width + g.out_w;
   return grid;
 }
 
@@ -57,6 +67,17 @@ CONVLAB_HD int64_t grid_tap_offset(const Im2colGeometry& g, const PaddedGrid& gr
   const int64_t j = row % g.kernel_w, i = row / g.kernel_w % g.kernel_h;
   const int64_t c = row / (g.kernel_w * g.kernel_h);
   return (c * grid.height + i * g.dilation_h) * grid.width + j * g.dilation_w;
+}
+
+/// Where output pixel `pixel` (image * OH*OW + oh*OW + ow) of a run of images, each padded
+/// into its own grid one after another, has its tap (0, 0) in that run: image * (C/g*Hp*Wp) +
+/// oh*sh*Wp + ow*sw. Backward-filter's GEMM reads column `pixel` of row (c, i, j) at
+/// c*Hp*Wp + grid_tap_offset(g, grid, i*S + j) plus this.
+CONVLAB_HD int64_t grid_pixel_offset(const Im2colGeometry& g, const PaddedGrid& grid,
+                                     int64_t pixel) {
+  const int64_t pixels = col_pixels(g);
+  const int64_t image = pixel / pixels, oh = pixel % pixels / g.out_w, ow = pixel % g.out_w;
+  return image * padded_grid_elems(g, grid) + oh * g.stride_h * grid.width + ow * g.stride_w;
 }
 
 /// The GEMM columns beyond the output pixels, as a share of them: (columns - OH*OW) / OH*OW.

@@ -362,33 +362,39 @@ TEST(CpuIm2col, UnpackedTransposedProductGivesTheSameBits) {
 }
 
 // The implicit column buffer reads each row of the column buffer where it lies in the padded
-// image: the same values, multiplied in the same order (each output one dot product over the
-// depth, in the same depth blocks), so forward and the transposed backward-data give the column
-// buffer's bits, whatever the tiles and threads; run() stays inside its workspace. Against the
-// reference on integers over the corpus, and refused with its reason where it cannot run.
+// image (backward-filter: each column): the same values, multiplied in the same order (each
+// output one dot product over the depth, in the same depth blocks), so every pass gives the
+// column buffer's bits, whatever the tiles, images per GEMM and threads; run() stays inside its
+// workspace. Against the reference on integers over the corpus, and refused with its reason
+// where it cannot run.
 TEST(CpuIm2col, ImplicitColumnsGiveTheBuffersBits) {
   const std::vector<ConvProblem> problems = {
       testing::problem("mb3ic5ih17oc7kh3ph1"),          testing::problem("mb2ic4ih9iw13oc6kh3kw5ph1pw2"),
       testing::problem("mb2ic6ih12oc6kh3ph2dh1"),        testing::problem("g2mb2ic8ih10oc6kh5ph2"),
       testing::problem("mb2ic3ih6iw6oc4kh1kw1ph1pw1"),   testing::problem("mb1ic3ih8oc3kh2ph0"),
-      testing::problem("mb2ic16ih20oc16kh3ph1"),         testing::problem("mb3ic2ih5oc2kh3ph3")};
+      testing::problem("mb2ic16ih20oc16kh3ph1"),         testing::problem("mb3ic2ih5oc2kh3ph3"),
+      testing::problem("mb5ic6ih11oc40kh3sh2ph1"),       testing::problem("mb4ic7ih9oc5kh3ph1dh2")};
   im2col::Im2colOptions buffer;
   buffer.backend = im2col::GemmBackend::unpacked;
   buffer.taps = im2col::TapMode::all;
   buffer.columns = im2col::ColumnForm::buffer;
   for (const ConvProblem& p : problems) {
-    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    for (Pass pass : all_passes()) {
       const HostTensors host = make_inputs(p, pass, testing::run_seed());
-      for (int64_t tile : {int64_t{0}, int64_t{7}, int64_t{64}}) {
+      for (const auto [tile, images] : {std::pair<int64_t, int64_t>{0, 0}, {0, 2}, {7, 0},
+                                        {64, 0}}) {
         for (int threads : {1, 2}) {
           set_num_threads(threads);
+          buffer.tile = tile;
+          buffer.images_per_gemm = images;
           im2col::Im2colOptions implicit = buffer;
           implicit.columns = im2col::ColumnForm::implicit;
-          implicit.tile = tile;
           const im2col::CpuIm2col implicit_algo(implicit);
           if (!implicit_algo.supports(p, pass)) {
-            // Backward-data whose transposed form pads more than the problem runs col2im.
-            EXPECT_EQ(pass, Pass::backward_data) << p.descriptor();
+            // Backward-data whose transposed form pads more than the problem runs col2im, and
+            // forward and backward-data need stride 1.
+            EXPECT_NE(pass, Pass::backward_filter) << p.descriptor();
+            EXPECT_TRUE(pass == Pass::backward_data || p.stride_h > 1) << p.descriptor();
             continue;
           }
           auto plan = implicit_algo.plan(p, pass);
@@ -399,13 +405,15 @@ TEST(CpuIm2col, ImplicitColumnsGiveTheBuffersBits) {
           ASSERT_EQ(got.size(), want.size());
           ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
               << p.descriptor() << " " << to_string(pass) << " tile " << tile << ", "
-              << threads << " threads";
+              << images << " images per GEMM, " << threads << " threads";
         }
       }
     }
   }
   set_num_threads(2);
 
+  buffer.tile = im2col::kAutoTile;
+  buffer.images_per_gemm = 0;
   im2col::Im2colOptions implicit = buffer;
   implicit.columns = im2col::ColumnForm::implicit;
   const uint64_t seed = testing::run_seed() + 9;
@@ -415,8 +423,8 @@ TEST(CpuIm2col, ImplicitColumnsGiveTheBuffersBits) {
                                     Fill::integers);
   EXPECT_TRUE(report_corpus("cpu.im2col", "columns=implicit", summary, seed));
   EXPECT_GT(summary.passed, 10);
-  // What it refuses, it refuses for one of its reasons: backward-filter, a stride, col2im's
-  // backward-data, a 1x1 unpadded convolution.
+  // What it refuses, it refuses for one of its reasons: a stride (forward, backward-data),
+  // col2im's backward-data, a 1x1 unpadded convolution.
   for (const std::string& reason : summary.unsupported_reasons) {
     EXPECT_NE(reason.find("columns=implicit"), std::string::npos) << reason;
   }
@@ -498,12 +506,14 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                 pads(p.dilation_h * (p.r - 1), p.pad_h, p.end_pad_h()) &&
                 pads(p.dilation_w * (p.s - 1), p.pad_w, p.end_pad_w());
             // Backward-data by col2im writes its column buffer: nothing to read in place.
+            // Backward-filter reads the column buffer's columns at any stride.
+            const bool filter_implicit = implicit && pass == Pass::backward_filter;
             if ((implicit && pass == Pass::backward_data && !transposed_all) ||
                 (taps == im2col::TapMode::in_image &&
                  (tile > 0 || backend != im2col::GemmBackend::unpacked)) ||
                 (implicit && (taps == im2col::TapMode::in_image ||
-                              backend != im2col::GemmBackend::unpacked || !stride_1 ||
-                              pointwise || pass == Pass::backward_filter))) {
+                              backend != im2col::GemmBackend::unpacked ||
+                              (!stride_1 && !filter_implicit) || pointwise))) {
               EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
               EXPECT_THROW(algo.plan(p, pass), Error);
               continue;
@@ -520,12 +530,21 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             const bool tiled = tile > 0 && !pointwise;
             if (tiled) EXPECT_EQ(b, 1);
             const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
-            if (!implicit) EXPECT_EQ(layout.tile, tiled ? cols : 0);
+            if (!implicit || filter_implicit) EXPECT_EQ(layout.tile, tiled ? cols : 0);
             int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, panel = 0;
             int64_t flipped = transposed_all ? pad16(p.w_elems()) : 0;
             int64_t gemm_rows = rows, gemm_cols = cols;  // backward-filter's GEMM: Kg x these
             int64_t stage = b > 1 ? pad16(out_rows * b * pixels) : 0;
-            if (implicit) {
+            if (filter_implicit) {
+              // The chunk's b images padded to the taps' reach, (OH-1)*sh + dh*(R-1) + 1 by
+              // (OW-1)*sw + dw*(S-1) + 1 per input channel, one depth block of dY transposed
+              // (at most 256 pixels of the block), and the pixels' int64 offsets.
+              const int64_t hp = (p.out_h() - 1) * p.stride_h + p.dilation_h * (p.r - 1) + 1;
+              const int64_t wp = (p.out_w() - 1) * p.stride_w + p.dilation_w * (p.s - 1) + 1;
+              col = pad16(b * p.c_per_group() * hp * wp);
+              stage = pad16(p.k_per_group() * std::min<int64_t>(cols, 256));
+              index = pad16(2 * b * pixels);
+            } else if (implicit) {
               // One image padded to (OH + dh*(R-1)) x (OW + dw*(S-1)) per channel of the
               // convolution's input, a product of one block of grid columns (a tile of them,
               // or all (OH-1)*Wp + OW), and the rows' int64 offsets.
@@ -633,9 +652,11 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             // Every tap on the unpacked GEMM, where the column buffer has more rows than dY
             // and the product's inner dimension is one depth block (256): backward-filter runs
             // dWᵀ = col dYᵀ, its transposed B dY's K/g rows, into a dWᵀ of each worker's own.
-            const bool dw_transposed = layout.backend == im2col::GemmBackend::unpacked &&
-                                       pass == Pass::backward_filter &&
-                                       taps == im2col::TapMode::all && rows > kg && cols <= 256;
+            // The implicit form always: its GEMMs read the padded images as A (one per tap).
+            const bool dw_transposed =
+                filter_implicit || (layout.backend == im2col::GemmBackend::unpacked &&
+                                    pass == Pass::backward_filter &&
+                                    taps == im2col::TapMode::all && rows > kg && cols <= 256);
             EXPECT_EQ(layout.dw_transposed, dw_transposed) << p.descriptor();
             const int64_t dw_t = dw_transposed ? pad16(p.w_elems()) : 0;
             int64_t gemm_m = kg;  // the rows of C
@@ -643,8 +664,9 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               gemm_m = gemm_rows;
               gemm_rows = kg;
             }
+            // The implicit form transposes dY itself, into the stage: no GEMM scratch.
             if (layout.backend == im2col::GemmBackend::unpacked && pass == Pass::backward_filter &&
-                kg > 0 && gemm_rows > 0 && gemm_cols > 0) {
+                !filter_implicit && kg > 0 && gemm_rows > 0 && gemm_cols > 0) {
               const int64_t units = (gemm_rows + 63) / 64;
               const int64_t threads = std::min<int64_t>(gemm_threads, units);
               const int64_t share = (units + threads - 1) / threads * 64;
@@ -703,12 +725,16 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
   }
 }
 
-// columns=auto takes the implicit form on tiled images where it saves more copying than it
-// costs, and records it: ResNet-50's 56x56 and 28x28 3x3 layers in forward and the transposed
-// backward-data; not backward-filter, not where its extra columns are over 15 % (a 3-wide
-// output row under a 3x3 kernel takes 2 more), or cost over 32 products per column-buffer
-// element (VGG-16's conv4_2: 6.9 % at 512 rows), or the output has more than half the column
-// buffer's rows (VGG-16's conv1_1: 27 column rows, 64 output rows).
+// columns=auto takes the implicit form where it saves more copying than it costs, and records
+// it. Forward and the transposed backward-data: on tiled images, ResNet-50's 56x56 and 28x28
+// 3x3 layers; not where its extra columns are over 15 % (a 3-wide output row under a 3x3
+// kernel takes 2 more), or cost over 32 products per column-buffer element (VGG-16's conv4_2:
+// 6.9 % at 512 rows), or the output has more than half the column buffer's rows (VGG-16's
+// conv1_1: 27 column rows, 64 output rows). Backward-filter, which multiplies no extra
+// products: wherever the padded images are smaller than the column buffer and its per-tap
+// GEMMs have 32 rows (input channels) or more, tiled or not; not where the tap classes run
+// (ResNet-50's 7x7 layer), nor on VGG-16's conv1_1 (3 channels) or a strided 1x1 layer (its
+// grid, (2*OH - 1)^2 per channel, is larger than its column buffer).
 TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
   im2col::Im2colOptions options;
   options.backend = im2col::GemmBackend::unpacked;
@@ -718,8 +744,18 @@ TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
   for (const char* layer : {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1"}) {
     EXPECT_TRUE(implicit(layer, Pass::forward)) << layer;
     EXPECT_TRUE(implicit(layer, Pass::backward_data)) << layer;
-    EXPECT_FALSE(implicit(layer, Pass::backward_filter)) << layer;
+    EXPECT_TRUE(implicit(layer, Pass::backward_filter)) << layer;
   }
+  EXPECT_TRUE(implicit("mb16ic256ih14oc256kh3ph1", Pass::backward_filter));
+  EXPECT_TRUE(implicit("mb16ic512ih28oc512kh3ph1", Pass::backward_filter));
+  EXPECT_TRUE(implicit("mb16ic64ih27oc192kh5ph2", Pass::backward_filter));
+  EXPECT_FALSE(implicit("mb16ic512ih7oc512kh3ph1", Pass::backward_filter));  // tap classes
+  EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::backward_filter));
+  EXPECT_FALSE(implicit("mb16ic256ih56oc512kh1sh2", Pass::backward_filter));
+  auto filter_plan = im2col::CpuIm2col(options).plan(
+      testing::problem("mb2ic32ih20oc16kh3ph1"), Pass::backward_filter);
+  EXPECT_NE(filter_plan->notes().find("columns implicit by pixel offsets"), std::string::npos)
+      << filter_plan->notes();
   EXPECT_FALSE(implicit("mb2ic64ih300iw3oc64kh3kw3ph1pw1", Pass::forward));  // 3 + 2 columns
   EXPECT_FALSE(implicit("mb16ic512ih28oc512kh3ph1", Pass::forward));
   EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::forward));

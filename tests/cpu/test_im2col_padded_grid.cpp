@@ -1,7 +1,8 @@
 // The implicit column buffer (lib/strategy/im2col_padded_grid.hpp) against the column buffer's
 // definition: every row of it, at every output pixel, read from the padded image at the row's
-// offset gives im2col_element's value; the reads stay inside the padded image; and the grid
-// columns a GEMM writes, block by block, land on every output pixel once.
+// offset gives im2col_element's value; the reads stay inside the padded image; every column of
+// it, at any stride, read at its pixel's offset (backward-filter's reading) gives it too; and
+// the grid columns a GEMM writes, block by block, land on every output pixel once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -82,6 +83,60 @@ TEST(PaddedGrid, RowsAreTheColumnBuffersRows) {
     ++checked;
   }
   EXPECT_GT(checked, 20);
+}
+
+// Backward-filter's reading: column `pixel` of row (c, i, j), for a run of images padded one
+// after another, at c*Hp*Wp + the tap's offset + the pixel's offset, with any stride: every
+// element of every image's column buffer, reads inside the padded images.
+TEST(PaddedGrid, ColumnsAtPixelOffsetsAreTheColumnBuffers) {
+  std::mt19937 rng(static_cast<uint32_t>(testing::run_seed() + 1));
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<Im2colGeometry> cases = geometries();
+  for (const char* text : {"mb1ic3ih11iw9oc2kh3kw3sh2sw2ph1pw1", "mb1ic2ih13iw8oc2kh3kw2sh3sw2ph0pw1dh1",
+                           "mb1ic4ih8iw8oc2kh1kw1sh2sw2ph0pw0", "mb1ic2ih9iw9oc2kh5kw5sh2sw3ph2pw2"}) {
+    cases.push_back(make_im2col_geometry(testing::problem(text), 1));
+  }
+  for (ConvProblem p : testing::random_problems(testing::run_seed() + 22, 40)) {
+    p.n = 1;
+    cases.push_back(make_im2col_geometry(p, 1));
+  }
+  int checked = 0, strided = 0;
+  for (const Im2colGeometry& g : cases) {
+    if (g.out_h <= 0 || g.out_w <= 0 || g.channels <= 0) continue;
+    const PaddedGrid grid = padded_grid(g);
+    constexpr int64_t kImages = 2;
+    const int64_t image_grid = padded_grid_elems(g, grid), pixels = col_pixels(g);
+    std::vector<float> x(static_cast<std::size_t>(kImages * g.channels * plane_elems(g)));
+    for (float& e : x) e = value(rng);
+    std::vector<float> padded(static_cast<std::size_t>(kImages * image_grid + 64), 12345.0f);
+    for (int64_t m = 0; m < kImages; ++m) {
+      im2col::pad_into_grid(g, grid, x.data() + m * g.channels * plane_elems(g),
+                            padded.data() + m * image_grid);
+    }
+    const int64_t plane = grid.height * grid.width;
+    for (int64_t row = 0; row < col_rows(g); ++row) {
+      const int64_t c = row / (g.kernel_h * g.kernel_w), tap = row % (g.kernel_h * g.kernel_w);
+      for (int64_t pixel = 0; pixel < kImages * pixels; ++pixel) {
+        const int64_t at =
+            c * plane + grid_tap_offset(g, grid, tap) + grid_pixel_offset(g, grid, pixel);
+        ASSERT_GE(at, 0);
+        ASSERT_LT(at, kImages * image_grid) << describe(g) << " row " << row;
+        const int64_t m = pixel / pixels;
+        ASSERT_EQ(padded[static_cast<std::size_t>(at)],
+                  im2col_element(g, x.data() + m * g.channels * plane_elems(g), row,
+                                 pixel % pixels))
+            << describe(g) << ", stride " << g.stride_h << "/" << g.stride_w << " row " << row
+            << " pixel " << pixel;
+      }
+    }
+    for (int64_t e = kImages * image_grid; e < kImages * image_grid + 64; ++e) {
+      ASSERT_EQ(padded[e], 12345.0f) << describe(g);
+    }
+    ++checked;
+    if (g.stride_h > 1 || g.stride_w > 1) ++strided;
+  }
+  EXPECT_GT(checked, 40);
+  EXPECT_GE(strided, 4);
 }
 
 // A product over the grid columns, in blocks of any width, copied out: each output pixel

@@ -65,8 +65,13 @@
 // With stride 1, each row of the column buffer is a run of the image padded once: the forward
 // convolution (forward, or the transposed backward-data) pads one image's group into `col`,
 // and its GEMM reads B's row l at grid + offset[l] (the unpacked SGEMM's b_index), block by
-// block of grid columns into the stage, whose output pixels are copied out. The values and
-// their order are the column buffer's: the same bits.
+// block of grid columns into the stage, whose output pixels are copied out. Backward-filter
+// (any stride) pads a chunk's images into `col` and reads the column buffer's column l, in
+// the GEMM's depth, at offset[l] (the unpacked SGEMM's a_index), one GEMM per tap whose rows
+// are the input channels, a padded plane apart, into dW^T; per depth block it transposes dY's
+// pixels into the stage itself. No extra columns: each NaN or Inf of x meets the products
+// of the column buffer, no others. The values and their order are the column buffer's: the
+// same bits.
 //
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
@@ -109,7 +114,10 @@
 //                (Kg*R*S column rows, Cg GEMM rows, P = H*W), flipped = pad16(K*C/g*R*S)
 //   implicit columns: col = pad16(Ci * Hp*Wp) (the padded image, Ci the convolution's input
 //                channels), stage = pad16(M * T) (M the GEMM's rows, T the tile in grid
-//                columns), index = pad16(2 * Ci*R*S) (the rows' offsets); b = 1
+//                columns), index = pad16(2 * Ci*R*S) (the rows' offsets); b = 1;
+//                backward-filter: col = pad16(b * Cg * Hp*Wp) (Hp = (OH-1)*sh + dh*(R-1) + 1,
+//                Wp alike), stage = pad16(Kg * min(256, width)) (dY^T of one depth block),
+//                index = pad16(2 * b*P) (the pixels' offsets), dw_t as below, gemm = 0
 //   dw_t    = backward-filter transposed (Im2colLayout::dw_transposed) ? pad16(K * L) : 0
 //   bytes   = 4 * (workers * (col + stage + panel + gemm + index + dw_t)
 //                  + (workers - 1) * partial + flipped)
@@ -223,7 +231,8 @@ class Im2colPlan final : public Plan {
                           {"own_threads", std::to_string(layout_.workers)},
                           {"gemm_threads", std::to_string(layout_.gemm_threads)}});
     if (layout_.tile > 0) {
-      info_.tile = std::to_string(layout_.tile) + (layout_.implicit ? " grid columns" : " pixels");
+      info_.tile = std::to_string(layout_.tile) +
+                   (layout_.implicit && !layout_.pixel_offsets ? " grid columns" : " pixels");
     }
   }
 
@@ -349,9 +358,15 @@ class Im2colPlan final : public Plan {
     float* col = base + v * worker_floats();
     float* stage = col + layout_.col;
     float* gemm = stage + layout_.stage;
-    // The implicit column buffer's row offsets in the padded image (the index buffer).
+    // The implicit column buffer's row offsets in the padded image, or (backward-filter) its
+    // columns' offsets in a chunk's padded images (the index buffer).
     auto* offsets = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
-    if (layout_.implicit) {
+    if (layout_.pixel_offsets) {
+      const int64_t columns = layout_.images_per_gemm * col_pixels(conv_geometry_);
+      for (int64_t pixel = 0; pixel < columns; ++pixel) {
+        offsets[pixel] = grid_pixel_offset(conv_geometry_, layout_.grid, pixel);
+      }
+    } else if (layout_.implicit) {
       for (int64_t row = 0; row < col_rows(conv_geometry_); ++row) {
         offsets[row] = grid_tap_offset(conv_geometry_, layout_.grid, row);
       }
@@ -389,7 +404,11 @@ class Im2colPlan final : public Plan {
           }
           break;
         case Pass::backward_filter:
-          backward_filter(chunk, t, col, stage, gemm, sums);
+          if (layout_.pixel_offsets) {
+            backward_filter_implicit(chunk, t, col, stage, gemm, offsets, sums);
+          } else {
+            backward_filter(chunk, t, col, stage, gemm, sums);
+          }
           break;
       }
       q += chunk.count;
@@ -543,6 +562,46 @@ class Im2colPlan final : public Plan {
       const int64_t width = block.end - block.begin;
       im2col_block_cpu(geometry_, x, block.begin, block.end, col, width);
       add_filter_product(c, width, dy + block.begin, pixels, col, width, gemm, sums);
+    }
+  }
+
+  // The implicit form: the chunk's images padded into `grid` one after another; per block of
+  // pixels (a tile of one image, or all of the chunk's), per depth block of it, dY's rows of
+  // those pixels transposed into `stage`, then per tap (i, j) dW^T's rows (c, i, j) += the
+  // padded images' channels read at the pixels' offsets times the stage. Each GEMM sums one
+  // depth block, where the column buffer's GEMM sums the same block of its columns: the same
+  // sums in the same order.
+  void backward_filter_implicit(const Chunk& c, const Tensors& t, float* grid, float* stage,
+                                float* gemm, const int64_t* offsets, float* sums) const {
+    const int64_t kg = p_.k_per_group(), pixels = col_pixels(geometry_);
+    const int64_t taps = p_.r * p_.s, plane = layout_.grid.height * layout_.grid.width;
+    const int64_t image_grid = padded_grid_elems(geometry_, layout_.grid);
+    for (int64_t m = 0; m < c.count; ++m) {
+      pad_into_grid(geometry_, layout_.grid, t.x + x_offset(c) + m * geometry_.image_stride,
+                    grid + m * image_grid);
+    }
+    const float* dy = t.y + y_offset(c);
+    const int64_t columns = c.count * pixels;
+    const int64_t block = layout_.tile > 0 ? layout_.tile : columns;
+    float* dw_t = sums + w_offset(c);
+    for (int64_t b0 = 0; b0 < columns; b0 += block) {
+      const int64_t b1 = std::min(columns, b0 + block);
+      for (int64_t l0 = b0; l0 < b1; l0 += cpu_gemm::kUnpackedSgemmDepth) {
+        const int64_t depth = std::min(cpu_gemm::kUnpackedSgemmDepth, b1 - l0);
+        // dY^T[depth, Kg]: the block's pixels, image by image (images are K*P floats apart).
+        for (int64_t l = l0; l < l0 + depth;) {
+          const int64_t image = l / pixels, pixel = l % pixels;
+          const int64_t run = std::min(pixels - pixel, l0 + depth - l);
+          cpu_gemm::transpose(isa(), kg, run, dy + image * p_.k * pixels + pixel, pixels,
+                              stage + (l - l0) * kg, kg);
+          l += run;
+        }
+        for (int64_t tap = 0; tap < taps; ++tap) {
+          sgemm(backend_, false, false, geometry_.channels, kg, depth,
+                grid + grid_tap_offset(geometry_, layout_.grid, tap), plane, stage, kg, 1.0f,
+                dw_t + tap * kg, taps * kg, layout_.gemm_scratch, gemm, offsets + l0);
+        }
+      }
     }
   }
 

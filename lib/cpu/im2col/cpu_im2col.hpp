@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "convlab/algorithm.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "gemm.hpp"
 #include "strategy/im2col_padded_grid.hpp"
 #include "strategy/im2col_tap_classes.hpp"
@@ -54,16 +55,19 @@ enum class DataForm {
 };
 const char* to_string(DataForm form) noexcept;
 
-/// Where the GEMM reads the column buffer's rows from (strategy/im2col_padded_grid.hpp).
+/// Where the GEMM reads the column buffer from (strategy/im2col_padded_grid.hpp).
 enum class ColumnForm {
-  /// implicit where it applies (gemm=unpacked, stride 1, every tap, tiled: images of more than
-  /// kUnpackedTargetColumns pixels) and it saves more copying than it costs
-  /// (kImplicitMaxExtraShare, kImplicitMaxExtraProducts, kImplicitMinRowsPerOutputRow); else
-  /// buffer
+  /// implicit where it applies and it saves more copying than it costs: forward and the
+  /// transposed backward-data where they are tiled (images of more than
+  /// kUnpackedTargetColumns pixels; kImplicitMaxExtraShare, kImplicitMaxExtraProducts,
+  /// kImplicitMinRowsPerOutputRow), backward-filter where the padded images are smaller than
+  /// the column buffer (kImplicitFilterMinChannels); else buffer
   automatic,
   buffer,    ///< im2col copies every tap's row into the column buffer
-  /// Stride 1, gemm=unpacked, every tap: each image padded once, the GEMM reading each row of
-  /// the column buffer where it lies in that padded image; forward and transposed backward-data
+  /// gemm=unpacked, every tap: each image padded once, the GEMM reading the column buffer
+  /// where it lies in that padded image. Forward and the transposed backward-data (stride 1)
+  /// read each of its rows as a run of the image; backward-filter (any stride) reads each of
+  /// its columns at the output pixel's offset, one GEMM per tap.
   implicit,
 };
 const char* to_string(ColumnForm form) noexcept;
@@ -83,6 +87,18 @@ inline constexpr double kImplicitMaxExtraProducts = 32.0;
 /// form copied the column buffer's rows in. VGG-16's conv1_1 (27 column rows, 64 output rows)
 /// ran its forward pass 2x slower implicit (docs/strategy-im2col.md, "Implicit columns").
 inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
+
+/// Backward-filter's implicit form runs one GEMM per tap whose rows are the input channels
+/// (C/g), so columns=auto takes it only with at least this many: a GEMM of fewer rows runs
+/// mostly in the unpacked GEMM's narrow edge tiles (VGG-16's conv1_1 has 3).
+inline constexpr int64_t kImplicitFilterMinChannels = 32;
+
+/// Rows of dY^T that backward-filter's implicit form transposes and multiplies at once: one
+/// depth block of the unpacked GEMM, or the whole block of `columns` pixels where it is
+/// shorter. The column buffer's GEMM sums in the same blocks.
+inline int64_t filter_depth_block(int64_t columns) {
+  return std::min<int64_t>(columns, cpu_gemm::kUnpackedSgemmDepth);
+}
 
 /// taps=auto takes the tap classes where they leave out at least this share of the products:
 /// they were measured faster on ResNet-50's 14x14 and 7x7 3x3 layers, which skip 8.8 % and
@@ -239,6 +255,13 @@ struct Im2colLayout {
   /// copied out; `tile` counts grid columns (the whole grid's when untiled), images go one at a
   /// time.
   bool implicit = false;
+  /// Backward-filter's implicit form: `col` holds the chunk's b images padded into `grid`, one
+  /// after another (b * padded_grid_elems), `index` the offsets of their output pixels there
+  /// (grid_pixel_offset, pad16(2 * b*OH*OW)), and `stage` one depth block of dY transposed
+  /// (pad16(K/g * filter_depth_block(width))); per tap, dW^T's rows of that tap += the padded
+  /// images read at the pixels' offsets (C/g rows a grid apart) times the stage. Tiles and
+  /// images per GEMM are the column buffer's, and so are the sums' blocks: the same bits.
+  bool pixel_offsets = false;
   PaddedGrid grid;
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
   /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.

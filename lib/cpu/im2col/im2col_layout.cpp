@@ -83,11 +83,13 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "flipped filter; auto: transposed under tap classes, and with every tap "
                   "where it pads no side more than the problem and K/g <= C/g, else col2im"),
       choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit"}, "",
-                  "buffer: im2col copies the taps into a column buffer; implicit (stride 1, "
-                  "gemm=unpacked, every tap; forward and transposed backward-data): each image "
-                  "padded once and the GEMM reads the buffer's rows there; auto: implicit on "
-                  "tiled images where its extra columns (<= 15 %) add <= 32 products per "
-                  "column-buffer element and the buffer has >= 2 rows per output row"),
+                  "buffer: im2col copies the taps into a column buffer; implicit (gemm=unpacked, "
+                  "every tap; forward and transposed backward-data with stride 1, "
+                  "backward-filter): each image padded once and the GEMM reads the buffer "
+                  "there; auto: forward and backward-data on tiled images where its extra "
+                  "columns (<= 15 %) add <= 32 products per column-buffer element and the "
+                  "buffer has >= 2 rows per output row, backward-filter where the padded "
+                  "images are smaller than the buffer and C/g >= 32"),
   };
 }
 
@@ -181,12 +183,15 @@ std::string Im2colLayout::describe() const {
   } else {
     out << images_per_gemm << " image" << (images_per_gemm == 1 ? "" : "s") << " per GEMM";
   }
-  out << (tile > 0 ? ", tile " + std::to_string(tile) + (implicit ? " grid columns" : " pixels")
+  const bool grid_columns = implicit && !pixel_offsets;
+  out << (tile > 0 ? ", tile " + std::to_string(tile) + (grid_columns ? " grid columns" : " pixels")
                    : std::string())
-      << (implicit ? ", columns implicit (padded image " + std::to_string(grid.height) + "x" +
-                         std::to_string(grid.width) + ", " + std::to_string(grid.columns) +
-                         " grid columns)"
-                   : std::string())
+      << (grid_columns ? ", columns implicit (padded image " + std::to_string(grid.height) + "x" +
+                             std::to_string(grid.width) + ", " + std::to_string(grid.columns) +
+                             " grid columns)"
+          : implicit ? ", columns implicit by pixel offsets (padded images " +
+                           std::to_string(grid.height) + "x" + std::to_string(grid.width) + ")"
+                     : std::string())
       << (pointwise ? ", 1x1 shortcut" : "")
       << (tap_classes ? ", taps in_image (" + std::to_string(class_count) + " classes, " +
                             percent(product_share) + " of the products)"
@@ -291,11 +296,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       return std::string("gemm=") + to_string(options.backend) +
              " cannot read B's rows through an index; only gemm=unpacked can";
     }
-    if (pass == Pass::backward_filter) {
-      return "backward-filter multiplies by the column buffer transposed; the implicit form "
-             "runs forward and the transposed backward-data";
-    }
     if (layout.pointwise) return "a 1x1 unpadded convolution's GEMM reads x in place already";
+    if (layout.tap_classes) return "the tap classes (taps=in_image) build their own buffers";
+    // Backward-filter reads the column buffer's columns through their offsets, at any stride.
+    if (pass == Pass::backward_filter) return "";
     if (pass == Pass::backward_data && !layout.transposed) {
       return "backward-data by col2im (bwd_data=col2im, or a stride other than 1) writes the "
              "column buffer rather than reading it";
@@ -304,16 +308,23 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       return "stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) +
              ": a strided convolution's neighbouring outputs do not read neighbouring inputs";
     }
-    if (layout.tap_classes) return "the tap classes (taps=in_image) build their own buffers";
     return "";
   }();
-  const PaddedGrid grid = has_padded_grid(conv) ? padded_grid(conv) : PaddedGrid{};
+  const bool filter_implicit = pass == Pass::backward_filter && implicit_refusal.empty();
+  const PaddedGrid grid =
+      has_padded_grid(conv) || filter_implicit ? padded_grid(conv) : PaddedGrid{};
   if (options.columns == ColumnForm::implicit) {
     if (!implicit_refusal.empty()) {
       throw Error(ErrorCode::unsupported, "cpu.im2col columns=implicit on " + p.descriptor() +
                                               " " + to_string(pass) + ": " + implicit_refusal);
     }
     layout.implicit = true;
+  } else if (options.columns == ColumnForm::automatic && filter_implicit) {
+    // Backward-filter's implicit form multiplies no extra products: it pays where the padded
+    // images are smaller than the column buffer they replace and its per-tap GEMMs have rows
+    // enough (kImplicitFilterMinChannels).
+    layout.implicit = padded_grid_elems(conv, grid) < col_rows(conv) * pixels &&
+                      conv.channels >= kImplicitFilterMinChannels;
   } else if (options.columns == ColumnForm::automatic) {
     // Per element of the column buffer it does not copy, the implicit form multiplies
     // extra share x GEMM rows more products.
@@ -324,7 +335,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                       extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts &&
                       col_rows(conv) >= kImplicitMinRowsPerOutputRow * gemm_rows;
   }
-  if (layout.implicit) layout.grid = grid;
+  if (layout.implicit) {
+    layout.grid = grid;
+    layout.pixel_offsets = pass == Pass::backward_filter;
+  }
   if (options.parallel == ParallelMode::channels && !layout.tap_classes) {
     throw Error(ErrorCode::unsupported,
                 "cpu.im2col parallel=channels on " + p.descriptor() + " " + to_string(pass) +
@@ -390,14 +404,19 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   b = std::min({b, longest, int64_t{INT_MAX} / pixels});
   // A tile blocks one image's columns, so it takes the images one at a time; the 1x1 shortcut
   // reads x in place and has no column buffer to block.
-  const bool tiled = (tile > 0 && !layout.pointwise) || layout.implicit;
+  // Forward's implicit form (the GEMM's columns are grid columns) too; backward-filter's
+  // blocks the images' pixels as the column buffer does.
+  const bool tiled =
+      (tile > 0 && !layout.pointwise) || (layout.implicit && !layout.pixel_offsets);
   if (b < 1 || layout.pointwise || tiled) b = 1;
   // As many GEMMs as b gives, but of even width (8 images with b = 6: 4 + 4, not 6 + 2).
   b = ceil_div(longest, ceil_div(longest, b));
   layout.images_per_gemm = b;
   layout.tile = tiled ? std::min(tile, pixels) : 0;
   // The implicit form's blocks count grid columns; untiled, the whole grid is one block.
-  if (layout.implicit) layout.tile = tile > 0 ? std::min(tile, grid.columns) : grid.columns;
+  if (layout.implicit && !layout.pixel_offsets) {
+    layout.tile = tile > 0 ? std::min(tile, grid.columns) : grid.columns;
+  }
 
   // The widest GEMM's columns: a tile, or b images.
   const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
@@ -405,7 +424,14 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const int64_t out_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(conv), cols, "im2col col"));
   layout.stage = b > 1 ? pad16(checked_mul(out_rows, cols, "im2col stage")) : 0;
-  if (layout.implicit) {
+  if (layout.pixel_offsets) {
+    // The chunk's images padded, one depth block of dY transposed (the GEMM's B), and the
+    // offsets of the chunk's pixels in the padded images.
+    layout.col = pad16(checked_mul(b, padded_grid_elems(conv, grid), "im2col padded images"));
+    layout.stage = pad16(checked_mul(p.k_per_group(), filter_depth_block(cols), "im2col stage"));
+    layout.index = pad16(checked_mul(2, checked_mul(b, pixels, "im2col offsets"),
+                                     "im2col pixel offsets"));
+  } else if (layout.implicit) {
     // One image's group padded, a block's product before its output pixels are copied out,
     // and the rows' offsets in the padded image.
     layout.col = pad16(checked_mul(conv.channels, checked_mul(grid.height, grid.width,
@@ -485,9 +511,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // most kUnpackedSgemmDepth pixels): on ResNet-50's 14x14 layer (2 images, 392 pixels)
   // transposed ran slower.
   const int64_t kg = p.k_per_group(), rows = col_rows(g);
-  layout.dw_transposed = pass == Pass::backward_filter && !layout.tap_classes &&
-                         layout.backend == GemmBackend::unpacked && rows > kg &&
-                         cols <= cpu_gemm::kUnpackedSgemmDepth;
+  layout.dw_transposed = layout.pixel_offsets ||
+                         (pass == Pass::backward_filter && !layout.tap_classes &&
+                          layout.backend == GemmBackend::unpacked && rows > kg &&
+                          cols <= cpu_gemm::kUnpackedSgemmDepth);
   if (layout.dw_transposed) layout.dw_t = pad16(p.w_elems());
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
@@ -509,6 +536,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
           layout.tap_classes
               ? plan_gemm_scratch(layout.backend, true, class_filter_gemm[0], class_filter_gemm[1],
                                   class_filter_gemm[2], layout.gemm_threads, isa)
+          : layout.pixel_offsets
+              ? plan_gemm_scratch(layout.backend, false, g.channels, kg, filter_depth_block(cols),
+                                  layout.gemm_threads, isa)
           : layout.dw_transposed
               ? plan_gemm_scratch(layout.backend, true, rows, kg, cols, layout.gemm_threads, isa)
               : plan_gemm_scratch(layout.backend, true, kg, rows, cols, layout.gemm_threads, isa);
