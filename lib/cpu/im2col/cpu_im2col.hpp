@@ -90,7 +90,9 @@ inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
 
 /// Backward-filter's implicit form runs one GEMM per tap whose rows are the input channels
 /// (C/g), so columns=auto takes it only with at least this many: a GEMM of fewer rows runs
-/// mostly in the unpacked GEMM's narrow edge tiles (VGG-16's conv1_1 has 3).
+/// mostly in the unpacked GEMM's narrow edge tiles. VGG-16's conv1_1 and AlexNet's conv1 (3
+/// channels) ran slower so, the layers of 64 channels or more faster
+/// (docs/strategy-im2col.md, "Implicit columns"); 32 lies between them, untested.
 inline constexpr int64_t kImplicitFilterMinChannels = 32;
 
 /// Rows of dY^T that backward-filter's implicit form transposes and multiplies at once: one
