@@ -215,5 +215,44 @@ TEST(StridedRows, EveryIsaEveryWidth) {
   }
 }
 
+// Blocks of rows in one call: every block lands where its offsets say, each row exactly, and
+// nothing between the blocks is touched (the tap classes' copies of every channel and image).
+TEST(StridedRows, BlocksLandWhereTheirOffsetsSay) {
+  for (const auto& entry : kCpuIsaNames) {
+    if (!cpu_isa_supported(entry.value)) continue;
+    for (int64_t width : {1, 5, 16, 21}) {
+      const int64_t rows = 3, src_stride = width + 2, dst_stride = width;
+      cpu_gemm::RowBlocks blocks;
+      blocks.outer = 3;
+      blocks.inner = 4;
+      // Source blocks apart as an image's planes; destination blocks one after another in
+      // each outer block, outer blocks spaced with a gap.
+      blocks.src_inner = rows * src_stride + 1;
+      blocks.src_outer = blocks.inner * blocks.src_inner + 3;
+      blocks.dst_inner = rows * dst_stride;
+      blocks.dst_outer = blocks.inner * blocks.dst_inner + 7;
+      std::vector<float> src(static_cast<std::size_t>(blocks.outer * blocks.src_outer));
+      for (std::size_t e = 0; e < src.size(); ++e) src[e] = static_cast<float>(e) + 0.25f;
+      std::vector<float> dst(static_cast<std::size_t>(blocks.outer * blocks.dst_outer + 16),
+                             -7.0f);
+      std::vector<float> want = dst;
+      for (int64_t u = 0; u < blocks.outer; ++u)
+        for (int64_t v = 0; v < blocks.inner; ++v)
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t p = 0; p < width; ++p) {
+              want[static_cast<std::size_t>(u * blocks.dst_outer + v * blocks.dst_inner +
+                                            r * dst_stride + p)] =
+                  src[static_cast<std::size_t>(u * blocks.src_outer + v * blocks.src_inner +
+                                               r * src_stride + p)];
+            }
+      cpu_gemm::copy_rows(entry.value, src.data(), src_stride, rows, width, dst.data(),
+                          dst_stride, blocks);
+      for (std::size_t e = 0; e < dst.size(); ++e) {
+        ASSERT_EQ(dst[e], want[e]) << entry.name << " width " << width << " at " << e;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace convlab

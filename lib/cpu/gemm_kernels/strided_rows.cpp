@@ -3,16 +3,16 @@
 namespace convlab::cpu_gemm {
 
 void copy_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, int64_t width,
-               float* dst, int64_t dst_stride) {
+               float* dst, int64_t dst_stride, const RowBlocks& blocks) {
   switch (isa) {
     case CpuIsa::avx512:
-      return avx512::copy_rows(src, src_stride, rows, width, dst, dst_stride);
+      return avx512::copy_rows(src, src_stride, rows, width, dst, dst_stride, blocks);
     case CpuIsa::avx2:
-      return avx2::copy_rows(src, src_stride, rows, width, dst, dst_stride);
+      return avx2::copy_rows(src, src_stride, rows, width, dst, dst_stride, blocks);
     case CpuIsa::generic:
       break;
   }
-  generic::copy_rows(src, src_stride, rows, width, dst, dst_stride);
+  generic::copy_rows(src, src_stride, rows, width, dst, dst_stride, blocks);
 }
 
 void add_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, int64_t width,

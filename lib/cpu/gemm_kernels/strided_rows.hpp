@@ -10,10 +10,20 @@
 
 namespace convlab::cpu_gemm {
 
-/// dst[r * dst_stride + p] = src[r * src_stride + p] for r < rows, p < width. Touches no
-/// element of either outside those. `isa` must be one this CPU runs.
+/// Blocks of rows that one copy_rows call repeats over: block (u, v), u < outer, v < inner,
+/// runs from src + u * src_outer + v * src_inner to dst + u * dst_outer + v * dst_inner (a
+/// class's rows of every channel and image in one call, where a call per image and channel
+/// cost more than the copy of its five rows of five floats).
+struct RowBlocks {
+  int64_t outer = 1, src_outer = 0, dst_outer = 0;
+  int64_t inner = 1, src_inner = 0, dst_inner = 0;
+};
+
+/// dst[r * dst_stride + p] = src[r * src_stride + p] for r < rows, p < width, in every block
+/// of `blocks` (one by default). Touches no element of either outside those. `isa` must be
+/// one this CPU runs.
 void copy_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, int64_t width,
-               float* dst, int64_t dst_stride);
+               float* dst, int64_t dst_stride, const RowBlocks& blocks = {});
 
 /// dst[r * dst_stride + p] += src[r * src_stride + p], likewise.
 void add_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, int64_t width,
@@ -22,7 +32,7 @@ void add_rows(CpuIsa isa, const float* src, int64_t src_stride, int64_t rows, in
 #define CONVLAB_DECLARE_STRIDED_ROWS(isa)                                                    \
   namespace isa {                                                                            \
   void copy_rows(const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst, \
-                 int64_t dst_stride);                                                        \
+                 int64_t dst_stride, const RowBlocks& blocks);                               \
   void add_rows(const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst,  \
                 int64_t dst_stride);                                                         \
   }

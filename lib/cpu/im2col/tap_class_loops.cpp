@@ -52,15 +52,15 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
       // taps, and most of the edges'): a plain copy of rows x width per image.
       if (sw == 1 && t.span.begin == 0 && t.span.end == width && t.rows.begin == tc.rows.begin &&
           t.rows.end == tc.rows.end) {
-        const int64_t rows = range_size(tc.rows);
-        const float* source = x_group + t.source + tc.rows.begin * row_step;
-        for (int64_t c = 0; c < g.channels; ++c) {
-          float* d = first + c * taps * ld;
-          for (int64_t m = 0; m < g.images; ++m) {
-            cpu_gemm::copy_rows(isa, source + c * plane + m * g.image_stride, row_step, rows,
-                                width, d + m * pixels, width);
-          }
-        }
+        cpu_gemm::RowBlocks blocks;
+        blocks.outer = g.channels;
+        blocks.src_outer = plane;
+        blocks.dst_outer = taps * ld;
+        blocks.inner = g.images;
+        blocks.src_inner = g.image_stride;
+        blocks.dst_inner = pixels;
+        cpu_gemm::copy_rows(isa, x_group + t.source + tc.rows.begin * row_step, row_step,
+                            range_size(tc.rows), width, first, width, blocks);
         continue;
       }
       for (int64_t c = 0; c < g.channels; ++c) {
@@ -152,26 +152,30 @@ void gather_class(const Im2colGeometry& g, const TapClass& tc, const float* src,
                   int64_t channels_total, float* dst, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t plane = g.out_h * g.out_w, ld = g.images * pixels;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t m = 0; m < g.images; ++m) {
-      const float* s = src + (m * channels_total + r) * plane + tc.rows.begin * g.out_w;
-      cpu_gemm::copy_rows(isa, s + tc.cols.begin, g.out_w, range_size(tc.rows), width,
-                          dst + r * ld + m * pixels, width);
-    }
-  }
+  cpu_gemm::RowBlocks blocks;
+  blocks.outer = rows;
+  blocks.src_outer = plane;
+  blocks.dst_outer = ld;
+  blocks.inner = g.images;
+  blocks.src_inner = channels_total * plane;
+  blocks.dst_inner = pixels;
+  cpu_gemm::copy_rows(isa, src + tc.rows.begin * g.out_w + tc.cols.begin, g.out_w,
+                      range_size(tc.rows), width, dst, width, blocks);
 }
 
 void scatter_class(const Im2colGeometry& g, const TapClass& tc, const float* src, int64_t rows,
                    int64_t channels_total, float* dst, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
   const int64_t plane = g.out_h * g.out_w, ld = g.images * pixels;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t m = 0; m < g.images; ++m) {
-      float* d = dst + (m * channels_total + r) * plane + tc.rows.begin * g.out_w;
-      cpu_gemm::copy_rows(isa, src + r * ld + m * pixels, width, range_size(tc.rows), width,
-                          d + tc.cols.begin, g.out_w);
-    }
-  }
+  cpu_gemm::RowBlocks blocks;
+  blocks.outer = rows;
+  blocks.src_outer = ld;
+  blocks.dst_outer = plane;
+  blocks.inner = g.images;
+  blocks.src_inner = pixels;
+  blocks.dst_inner = channels_total * plane;
+  cpu_gemm::copy_rows(isa, src, width, range_size(tc.rows), width,
+                      dst + tc.rows.begin * g.out_w + tc.cols.begin, g.out_w, blocks);
 }
 
 }  // namespace convlab::im2col
