@@ -139,14 +139,17 @@ TEST(PaddedGrid, ColumnsAtPixelOffsetsAreTheColumnBuffers) {
   EXPECT_GE(strided, 4);
 }
 
-// A product over the grid columns, in blocks of any width, copied out: each output pixel
-// once, from its own grid column; the extra columns nowhere.
+// A product over the grid columns, in blocks of any width (starting and ending inside output
+// rows, or in their extra columns), copied out: each output pixel once, from its own grid
+// column; the extra columns nowhere.
 TEST(PaddedGrid, BlocksOfGridColumnsScatterEveryOutputOnce) {
   for (const Im2colGeometry& g : geometries()) {
     if (g.out_h <= 0 || g.out_w <= 0) continue;
     const PaddedGrid grid = padded_grid(g);
     const int64_t rows = 3, pixels = col_pixels(g);
-    for (int64_t block : {int64_t{1}, int64_t{5}, grid.width, int64_t{64}, grid.columns}) {
+    for (int64_t block : {int64_t{1}, int64_t{5}, grid.width - 1, grid.width, grid.width + 3,
+                          int64_t{64}, grid.columns}) {
+      if (block < 1) continue;
       std::vector<float> out(static_cast<std::size_t>(rows * pixels), -1.0f);
       for (int64_t q0 = 0; q0 < grid.columns; q0 += block) {
         const int64_t width = std::min(block, grid.columns - q0);
