@@ -495,14 +495,18 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                                    p.end_pad_w() == 0;
             const bool stride_1 = p.stride_h == 1 && p.stride_w == 1;
             // With every tap, a stride-1 backward-data padded on every side at least as much
-            // as its transposed convolution, with K/g <= C/g, is that convolution: dy's K/g
+            // as its transposed convolution, with K/g <= C/g or its buffer read in place
+            // (columns=implicit, at least 32 rows C/g), is that convolution: dy's K/g
             // channels in the column buffer, dx's C/g pixels its columns and rows of the GEMM.
             const auto pads = [](int64_t reach, int64_t begin, int64_t end) {
               return reach - begin <= begin && reach - end <= end;
             };
+            const bool in_place = implicit && backend == im2col::GemmBackend::unpacked &&
+                                  p.c_per_group() >= 32;
             const bool transposed_all =
                 taps == im2col::TapMode::all && pass == Pass::backward_data && !pointwise &&
-                p.stride_h == 1 && p.stride_w == 1 && p.k_per_group() <= p.c_per_group() &&
+                p.stride_h == 1 && p.stride_w == 1 &&
+                (p.k_per_group() <= p.c_per_group() || in_place) &&
                 pads(p.dilation_h * (p.r - 1), p.pad_h, p.end_pad_h()) &&
                 pads(p.dilation_w * (p.s - 1), p.pad_w, p.end_pad_w());
             // Backward-data by col2im writes its column buffer: nothing to read in place.
@@ -882,8 +886,9 @@ TEST(CpuIm2col, PlanRecordsTheOpenblasCore) {
 
 // Backward-data with stride 1 runs as dy convolved with the flipped filter: under tap classes,
 // and with every tap where the problem pads each side at least as much as that convolution and
-// K/g <= C/g (its column buffer no larger). Asked for where it cannot run, it is refused with
-// the reason; asked for wherever it runs, it is exact on integer data.
+// K/g <= C/g (its column buffer no larger) or the implicit form reads that buffer in place.
+// Asked for where it cannot run, it is refused with the reason; asked for wherever it runs, it
+// is exact on integer data.
 TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
   using im2col::DataForm;
   set_num_threads(1);
@@ -900,8 +905,20 @@ TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
   EXPECT_EQ(details(automatic, same)["taps"], "all, transposed");
   EXPECT_EQ(im2col::im2col_layout(same, Pass::backward_data, unpacked, 1).flipped,
             pad16(same.w_elems()));
-  // K/g > C/g: the transposed column buffer would be larger.
+  // K/g > C/g: the transposed column buffer would be larger...
   EXPECT_EQ(details(automatic, testing::problem("mb2ic4ih20oc8kh3ph1"))["bwd_data"], "col2im");
+  // ...unless the implicit form reads it in place, which auto takes on tiled images (AlexNet's
+  // conv2, VGG-16's conv2_1) where the GEMM has 32 rows (C/g) or more (not VGG-16's conv1_1).
+  for (const char* layer : {"mb16ic64ih27oc192kh5ph2", "mb16ic64ih112oc128kh3ph1"}) {
+    EXPECT_EQ(details(automatic, testing::problem(layer))["bwd_data"], "transposed") << layer;
+    EXPECT_EQ(details(automatic, testing::problem(layer))["columns"], "implicit") << layer;
+  }
+  EXPECT_EQ(details(automatic, testing::problem("mb16ic3ih224oc64kh3ph1"))["bwd_data"], "col2im");
+  im2col::Im2colOptions buffer = unpacked;
+  buffer.columns = im2col::ColumnForm::buffer;
+  EXPECT_EQ(details(im2col::CpuIm2col(buffer), testing::problem("mb16ic64ih27oc192kh5ph2"))
+                ["bwd_data"],
+            "col2im");
   // Unpadded, the transposed convolution pads by 2: col2im, and refused when asked for.
   const ConvProblem unpadded = testing::problem("mb2ic8ih9oc8kh3ph0");
   EXPECT_EQ(details(automatic, unpadded)["bwd_data"], "col2im");

@@ -59,7 +59,8 @@
 // alike, its GEMM writing dx, with no col2im. With every tap its column buffer reads dy's
 // padding as zeros that meet the filter, so it runs only where the problem pads each side as
 // much (transposed_all_taps_refusal); auto also wants K/g <= C/g, so that its buffer is no
-// larger than col2im's. Under tap classes it runs the classes above.
+// larger than col2im's, or the implicit columns below to read that buffer in place. Under tap
+// classes it runs the classes above.
 //
 // Implicit columns (columns=implicit, or auto where it pays; strategy/im2col_padded_grid.hpp).
 // With stride 1, each row of the column buffer is a run of the image padded once: the forward

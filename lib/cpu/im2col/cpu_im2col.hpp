@@ -45,10 +45,12 @@ const char* to_string(TapMode mode) noexcept;
 /// How backward-data computes dx.
 enum class DataForm {
   /// transposed under tap classes (stride 1), and with every tap where the problem pads as
-  /// much as the transposed convolution (transposed_all_taps_refusal) and K/g <= C/g: its
-  /// column buffer, K/g*R*S rows, is then no larger than col2im's. Measured on ResNet-50's
-  /// 56x56 and 28x28 and VGG-16's conv2_2 and conv4_2 3x3 layers (K = C), where it ran faster,
-  /// and AlexNet's conv2 (K = 3C), where it ran slower (docs/strategy-im2col.md). Else col2im.
+  /// much as the transposed convolution (transposed_all_taps_refusal) and either K/g <= C/g
+  /// (its column buffer, K/g*R*S rows, is then no larger than col2im's) or the implicit form
+  /// will read that buffer in place, with C/g >= kImplicitMinChannels. Measured on ResNet-50's
+  /// 56x56 and 28x28 and VGG-16's conv2_2 and conv4_2 3x3 layers (K = C), where it ran faster;
+  /// on AlexNet's conv2 (K = 3C), slower with the buffer and faster read in place, as on
+  /// VGG-16's conv2_1 to conv4_1 (K = 2C) (docs/strategy-im2col.md). Else col2im.
   automatic,
   col2im,      ///< the adjoint: col = W^T dY, then col2im adds the taps back into dx
   transposed,  ///< stride 1 only: dx = dy convolved with the flipped filter, no col2im
@@ -61,7 +63,7 @@ enum class ColumnForm {
   /// transposed backward-data where they are tiled (images of more than
   /// kUnpackedTargetColumns pixels; kImplicitMaxExtraShare, kImplicitMaxExtraProducts,
   /// kImplicitMinRowsPerOutputRow), backward-filter where the padded images are smaller than
-  /// the column buffer (kImplicitFilterMinChannels); else buffer
+  /// the column buffer (kImplicitMinChannels); else buffer
   automatic,
   buffer,    ///< im2col copies every tap's row into the column buffer
   /// gemm=unpacked, every tap: each image padded once, the GEMM reading the column buffer
@@ -88,12 +90,14 @@ inline constexpr double kImplicitMaxExtraProducts = 32.0;
 /// ran its forward pass 2x slower implicit (docs/strategy-im2col.md, "Implicit columns").
 inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
 
-/// Backward-filter's implicit form runs one GEMM per tap whose rows are the input channels
-/// (C/g), so columns=auto takes it only with at least this many: a GEMM of fewer rows runs
-/// mostly in the unpacked GEMM's narrow edge tiles. VGG-16's conv1_1 and AlexNet's conv1 (3
-/// channels) ran slower so, the layers of 64 channels or more faster
-/// (docs/strategy-im2col.md, "Implicit columns"); 32 lies between them, untested.
-inline constexpr int64_t kImplicitFilterMinChannels = 32;
+/// The implicit forms whose GEMMs have the input channels (C/g) as rows: backward-filter's, one
+/// GEMM per tap, and the transposed backward-data, which auto takes with K/g > C/g only for
+/// the implicit form's sake (DataForm::automatic). columns=auto and bwd_data=auto want at
+/// least this many: a GEMM of fewer rows runs mostly in the unpacked GEMM's narrow edge
+/// tiles. VGG-16's conv1_1 and AlexNet's conv1 (3 channels) ran slower so, the layers of 64
+/// channels or more faster (docs/strategy-im2col.md, "Implicit columns"); 32 lies between
+/// them, untested.
+inline constexpr int64_t kImplicitMinChannels = 32;
 
 /// Rows of dY^T that backward-filter's implicit form transposes and multiplies at once: one
 /// depth block of the unpacked GEMM, or the whole block of `columns` pixels where it is

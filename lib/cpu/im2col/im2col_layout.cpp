@@ -81,7 +81,8 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
       choice_knob("bwd_data", to_string(bwd_data), {"auto", "col2im", "transposed"}, "",
                   "backward-data as W^T dY and col2im, or (stride 1) as dy convolved with the "
                   "flipped filter; auto: transposed under tap classes, and with every tap "
-                  "where it pads no side more than the problem and K/g <= C/g, else col2im"),
+                  "where it pads no side more than the problem and K/g <= C/g or its buffer "
+                  "is read in place (columns implicit, C/g >= 32), else col2im"),
       choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit"}, "",
                   "buffer: im2col copies the taps into a column buffer; implicit (gemm=unpacked, "
                   "every tap; forward and transposed backward-data with stride 1, "
@@ -208,6 +209,24 @@ std::string Im2colLayout::describe() const {
   return out.str();
 }
 
+namespace {
+
+// Whether columns=auto takes the implicit form that reads the column buffer's rows as runs of
+// the padded image (forward, the transposed backward-data; stride 1) for a GEMM of
+// `gemm_rows` output rows over `conv`, cut into tiles of `tile` pixels (0: untiled).
+bool implicit_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile) {
+  // Per element of the column buffer it does not copy, the implicit form multiplies extra
+  // share x GEMM rows more products; and it copies the GEMM's rows out of the stage where the
+  // buffer copied the column rows in. Untiled images run tap classes or batch images, which
+  // a grid of one image cannot.
+  const double extra = grid_extra_share(conv, padded_grid(conv));
+  return tile > 0 && extra <= kImplicitMaxExtraShare &&
+         extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts &&
+         col_rows(conv) >= kImplicitMinRowsPerOutputRow * gemm_rows;
+}
+
+}  // namespace
+
 Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions& options,
                            int threads) {
   const Im2colGeometry g = make_im2col_geometry(p, 1);
@@ -274,12 +293,19 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   } else if (transposed && !layout.pointwise) {
     // Every tap: the transposed convolution's padding zeros meet the filter. Its column
     // buffer holds K/g*R*S rows where col2im's holds C/g*R*S, for the same products: auto
-    // takes it where that buffer is no larger.
+    // takes it where that buffer is no larger, or where the implicit form will read it in
+    // place (below) and the GEMM has C/g rows enough.
     const std::string refusal = transposed_all_taps_refusal(p);
-    if (refusal.empty() &&
-        (options.bwd_data == DataForm::transposed || p.k_per_group() <= p.c_per_group())) {
+    const int64_t transposed_tile = tile_for(col_pixels(class_geometry));
+    const bool read_in_place =
+        options.backend == GemmBackend::unpacked && p.c_per_group() >= kImplicitMinChannels &&
+        (options.columns == ColumnForm::implicit ||
+         (options.columns == ColumnForm::automatic && has_padded_grid(class_geometry) &&
+          implicit_rows_pay(class_geometry, p.c_per_group(), transposed_tile)));
+    if (refusal.empty() && (options.bwd_data == DataForm::transposed ||
+                            p.k_per_group() <= p.c_per_group() || read_in_place)) {
       layout.transposed = true;
-      tile = tile_for(col_pixels(class_geometry));
+      tile = transposed_tile;
     } else if (!refusal.empty() && options.bwd_data == DataForm::transposed) {
       throw Error(ErrorCode::unsupported, "cpu.im2col bwd_data=transposed taps=all on " +
                                               p.descriptor() + ": " + refusal);
@@ -322,18 +348,12 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   } else if (options.columns == ColumnForm::automatic && filter_implicit) {
     // Backward-filter's implicit form multiplies no extra products: it pays where the padded
     // images are smaller than the column buffer they replace and its per-tap GEMMs have rows
-    // enough (kImplicitFilterMinChannels).
+    // enough (kImplicitMinChannels).
     layout.implicit = padded_grid_elems(conv, grid) < col_rows(conv) * pixels &&
-                      conv.channels >= kImplicitFilterMinChannels;
+                      conv.channels >= kImplicitMinChannels;
   } else if (options.columns == ColumnForm::automatic) {
-    // Per element of the column buffer it does not copy, the implicit form multiplies
-    // extra share x GEMM rows more products.
-    const double extra = grid_extra_share(conv, grid);
     const int64_t gemm_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
-    // It copies the GEMM's rows out of the stage where the buffer copied the column rows in.
-    layout.implicit = implicit_refusal.empty() && tile > 0 && extra <= kImplicitMaxExtraShare &&
-                      extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts &&
-                      col_rows(conv) >= kImplicitMinRowsPerOutputRow * gemm_rows;
+    layout.implicit = implicit_refusal.empty() && implicit_rows_pay(conv, gemm_rows, tile);
   }
   if (layout.implicit) {
     layout.grid = grid;
