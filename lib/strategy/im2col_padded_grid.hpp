@@ -80,6 +80,25 @@ CONVLAB_HD int64_t grid_pixel_offset(const Im2colGeometry& g, const PaddedGrid& 
   return image * padded_grid_elems(g, grid) + oh * g.stride_h * grid.width + ow * g.stride_w;
 }
 
+/// grid_pixel_offset of the pixels [begin, begin + count) into out[0, count), walking the
+/// output rows rather than dividing per pixel.
+CONVLAB_HD void grid_pixel_offsets(const Im2colGeometry& g, const PaddedGrid& grid,
+                                   int64_t begin, int64_t count, int64_t* out) {
+  if (count <= 0 || g.out_w <= 0) return;
+  const int64_t pixels = col_pixels(g), image_grid = padded_grid_elems(g, grid);
+  int64_t image = begin / pixels, oh = begin % pixels / g.out_w, ow = begin % g.out_w;
+  for (int64_t k = 0; k < count; ++k) {
+    out[k] = image * image_grid + oh * g.stride_h * grid.width + ow * g.stride_w;
+    if (++ow == g.out_w) {
+      ow = 0;
+      if (++oh == g.out_h) {
+        oh = 0;
+        ++image;
+      }
+    }
+  }
+}
+
 /// The GEMM columns beyond the output pixels, as a share of them: (columns - OH*OW) / OH*OW.
 CONVLAB_HD double grid_extra_share(const Im2colGeometry& g, const PaddedGrid& grid) {
   const int64_t pixels = col_pixels(g);

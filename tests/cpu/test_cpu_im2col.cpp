@@ -542,12 +542,12 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             if (filter_implicit) {
               // The chunk's b images padded to the taps' reach, (OH-1)*sh + dh*(R-1) + 1 by
               // (OW-1)*sw + dw*(S-1) + 1 per input channel, one depth block of dY transposed
-              // (at most 256 pixels of the block), and the pixels' int64 offsets.
+              // (at most 256 pixels of the block), and that block's pixels' int64 offsets.
               const int64_t hp = (p.out_h() - 1) * p.stride_h + p.dilation_h * (p.r - 1) + 1;
               const int64_t wp = (p.out_w() - 1) * p.stride_w + p.dilation_w * (p.s - 1) + 1;
               col = pad16(b * p.c_per_group() * hp * wp);
               stage = pad16(p.k_per_group() * std::min<int64_t>(cols, 256));
-              index = pad16(2 * b * pixels);
+              index = pad16(2 * std::min<int64_t>(cols, 256));
             } else if (implicit) {
               // One image padded to (OH + dh*(R-1)) x (OW + dw*(S-1)) per channel of the
               // convolution's input, a product of one block of grid columns (a tile of them,

@@ -132,6 +132,17 @@ TEST(PaddedGrid, ColumnsAtPixelOffsetsAreTheColumnBuffers) {
     for (int64_t e = kImages * image_grid; e < kImages * image_grid + 64; ++e) {
       ASSERT_EQ(padded[e], 12345.0f) << describe(g);
     }
+    // The offsets of a run of pixels, walked: the same as one by one, from any first pixel
+    // and across the images' boundary.
+    for (const int64_t begin : {int64_t{0}, g.out_w - 1, pixels - 1, pixels + 1}) {
+      const int64_t count = kImages * pixels - std::min(begin, kImages * pixels);
+      std::vector<int64_t> walked(static_cast<std::size_t>(count));
+      grid_pixel_offsets(g, grid, begin, count, walked.data());
+      for (int64_t k = 0; k < count; ++k) {
+        ASSERT_EQ(walked[k], grid_pixel_offset(g, grid, begin + k))
+            << describe(g) << " from pixel " << begin << ", pixel " << begin + k;
+      }
+    }
     ++checked;
     if (g.stride_h > 1 || g.stride_w > 1) ++strided;
   }

@@ -118,7 +118,8 @@
 //                columns), index = pad16(2 * Ci*R*S) (the rows' offsets); b = 1;
 //                backward-filter: col = pad16(b * Cg * Hp*Wp) (Hp = (OH-1)*sh + dh*(R-1) + 1,
 //                Wp alike), stage = pad16(Kg * min(256, width)) (dY^T of one depth block),
-//                index = pad16(2 * b*P) (the pixels' offsets), dw_t as below, gemm = 0
+//                index = pad16(2 * min(256, width)) (that block's pixels' offsets), dw_t as
+//                below, gemm = 0
 //   dw_t    = backward-filter transposed (Im2colLayout::dw_transposed) ? pad16(K * L) : 0
 //   bytes   = 4 * (workers * (col + stage + panel + gemm + index + dw_t)
 //                  + (workers - 1) * partial + flipped)
@@ -362,12 +363,7 @@ class Im2colPlan final : public Plan {
     // The implicit column buffer's row offsets in the padded image, or (backward-filter) its
     // columns' offsets in a chunk's padded images (the index buffer).
     auto* offsets = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
-    if (layout_.pixel_offsets) {
-      const int64_t columns = layout_.images_per_gemm * col_pixels(conv_geometry_);
-      for (int64_t pixel = 0; pixel < columns; ++pixel) {
-        offsets[pixel] = grid_pixel_offset(conv_geometry_, layout_.grid, pixel);
-      }
-    } else if (layout_.implicit) {
+    if (layout_.implicit && !layout_.pixel_offsets) {
       for (int64_t row = 0; row < col_rows(conv_geometry_); ++row) {
         offsets[row] = grid_tap_offset(conv_geometry_, layout_.grid, row);
       }
@@ -567,13 +563,13 @@ class Im2colPlan final : public Plan {
   }
 
   // The implicit form: the chunk's images padded into `grid` one after another; per block of
-  // pixels (a tile of one image, or all of the chunk's), per depth block of it, dY's rows of
-  // those pixels transposed into `stage`, then per tap (i, j) dW^T's rows (c, i, j) += the
-  // padded images' channels read at the pixels' offsets times the stage. Each GEMM sums one
-  // depth block, where the column buffer's GEMM sums the same block of its columns: the same
-  // sums in the same order.
+  // pixels (a tile of one image, or all of the chunk's), per depth block of it, the pixels'
+  // offsets in the padded images and dY's rows of those pixels transposed into `stage`, then
+  // per tap (i, j) dW^T's rows (c, i, j) += the padded images' channels read at those offsets
+  // times the stage. Each GEMM sums one depth block, where the column buffer's GEMM sums the
+  // same block of its columns: the same sums in the same order.
   void backward_filter_implicit(const Chunk& c, const Tensors& t, float* grid, float* stage,
-                                float* gemm, const int64_t* offsets, float* sums) const {
+                                float* gemm, int64_t* offsets, float* sums) const {
     const int64_t kg = p_.k_per_group(), pixels = col_pixels(geometry_);
     const int64_t taps = p_.r * p_.s, plane = layout_.grid.height * layout_.grid.width;
     const int64_t image_grid = padded_grid_elems(geometry_, layout_.grid);
@@ -589,6 +585,7 @@ class Im2colPlan final : public Plan {
       const int64_t b1 = std::min(columns, b0 + block);
       for (int64_t l0 = b0; l0 < b1; l0 += cpu_gemm::kUnpackedSgemmDepth) {
         const int64_t depth = std::min(cpu_gemm::kUnpackedSgemmDepth, b1 - l0);
+        grid_pixel_offsets(geometry_, layout_.grid, l0, depth, offsets);
         // dY^T[depth, Kg]: the block's pixels, image by image (images are K*P floats apart).
         for (int64_t l = l0; l < l0 + depth;) {
           const int64_t image = l / pixels, pixel = l % pixels;
@@ -600,7 +597,7 @@ class Im2colPlan final : public Plan {
         for (int64_t tap = 0; tap < taps; ++tap) {
           sgemm(backend_, false, false, geometry_.channels, kg, depth,
                 grid + grid_tap_offset(geometry_, layout_.grid, tap), plane, stage, kg, 1.0f,
-                dw_t + tap * kg, taps * kg, layout_.gemm_scratch, gemm, offsets + l0);
+                dw_t + tap * kg, taps * kg, layout_.gemm_scratch, gemm, offsets);
         }
       }
     }

@@ -262,11 +262,12 @@ struct Im2colLayout {
   /// time.
   bool implicit = false;
   /// Backward-filter's implicit form: `col` holds the chunk's b images padded into `grid`, one
-  /// after another (b * padded_grid_elems), `index` the offsets of their output pixels there
-  /// (grid_pixel_offset, pad16(2 * b*OH*OW)), and `stage` one depth block of dY transposed
-  /// (pad16(K/g * filter_depth_block(width))); per tap, dW^T's rows of that tap += the padded
-  /// images read at the pixels' offsets (C/g rows a grid apart) times the stage. Tiles and
-  /// images per GEMM are the column buffer's, and so are the sums' blocks: the same bits.
+  /// after another (b * padded_grid_elems), and per depth block of its pixels `index` their
+  /// offsets there (grid_pixel_offsets, pad16(2 * filter_depth_block(width))) and `stage` dY's
+  /// rows of them transposed (pad16(K/g * filter_depth_block(width))); per tap, dW^T's rows of
+  /// that tap += the padded images read at the pixels' offsets (C/g rows a grid apart) times
+  /// the stage. Tiles and images per GEMM are the column buffer's, and so are the sums'
+  /// blocks: the same bits.
   bool pixel_offsets = false;
   PaddedGrid grid;
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty

@@ -446,11 +446,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.stage = b > 1 ? pad16(checked_mul(out_rows, cols, "im2col stage")) : 0;
   if (layout.pixel_offsets) {
     // The chunk's images padded, one depth block of dY transposed (the GEMM's B), and the
-    // offsets of the chunk's pixels in the padded images.
+    // offsets of that block's pixels in the padded images.
     layout.col = pad16(checked_mul(b, padded_grid_elems(conv, grid), "im2col padded images"));
     layout.stage = pad16(checked_mul(p.k_per_group(), filter_depth_block(cols), "im2col stage"));
-    layout.index = pad16(checked_mul(2, checked_mul(b, pixels, "im2col offsets"),
-                                     "im2col pixel offsets"));
+    layout.index = pad16(2 * filter_depth_block(cols));
   } else if (layout.implicit) {
     // One image's group padded, a block's product before its output pixels are copied out,
     // and the rows' offsets in the padded image.
