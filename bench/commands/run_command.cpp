@@ -280,7 +280,8 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   std::optional<SelectTracker> tracker;
   if (o.select) tracker.emplace(part, budget);
 
-  // 3. The sweep. SIGINT/SIGTERM let the running case finish and its row be written.
+  // 3. The sweep. SIGINT/SIGTERM let the running case (or --interleave's group) finish and
+  // its rows be written.
   install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
   Summary summary;
@@ -298,19 +299,30 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
     }
   }
   size_t ran = 0;
-  for (const Case& c : cases) {
+  for (size_t first = 0; first < cases.size();) {
     if (interrupted()) break;
-    reporters.case_started(c);
-    const Row row = run_case(c, run);
-    summary.add(row);
-    reporters.add(row);
-    ++ran;
-    if (tracker) {
-      if (std::optional<Row> chosen = tracker->add(row)) reporters.add(*chosen);
+    // One case at a time, or with --interleave the cases of one layer and pass together
+    // (build_cases puts them side by side).
+    size_t end = first + 1;
+    while (o.interleave && end < cases.size() &&
+           cases[end].layer_index == cases[first].layer_index &&
+           cases[end].pass == cases[first].pass) {
+      ++end;
+    }
+    const std::vector<Case> group(cases.begin() + first, cases.begin() + end);
+    reporters.case_started(group.front());
+    for (const Row& row : run_cases(group, run)) {
+      summary.add(row);
+      reporters.add(row);
+      ++ran;
+      if (tracker) {
+        if (std::optional<Row> chosen = tracker->add(row)) reporters.add(*chosen);
+      }
     }
     // A lost row stops the sweep at once (exit 1), not after hours of unrecorded work.
     check_stream(std::cout);
     if (file) check_stream(*file);
+    first = end;
   }
   reporters.end(summary);
   // Finished (error rows included: they are results): the rows replace FILE. Interrupted:

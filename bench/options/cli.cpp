@@ -131,6 +131,12 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
           },
           ""))
       ->capture_default_str();
+  run->add_flag("--interleave", o.interleave,
+                "Time the algorithms of a layer and pass in turns, one repetition of each per "
+                "round, instead of each case's repetitions back to back: on a machine whose "
+                "speed drifts, their medians then compare the same spells. Their buffers are "
+                "held together, and each repetition follows another algorithm's (caches as "
+                "that one left them)");
   run->add_flag("--check{auto}", o.check_scope,
                 "Compare each output with the reference; outside the error bound = error. "
                 "--check=full recomputes every output, --check=sampled[:N] N outputs per "

@@ -41,6 +41,8 @@ struct RunOptions : LayerOptions {
   int reps = 5;
   int warmup = 1;
   double max_time = 2.0;  ///< seconds of timed runs after which a case stops repeating
+  /// --interleave: the algorithms of a layer and pass take their repetitions in turns
+  bool interleave = false;
   bool check = false;
   std::string check_scope;  ///< --check's value: auto, full, sampled[:N]; empty without --check
   std::optional<std::string> format;  ///< stdout format; table when not given

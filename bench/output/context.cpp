@@ -137,6 +137,7 @@ void add_run_context(Context& context, const RunOptions& o, const std::string& c
   context["reps"] = o.reps;
   context["warmup"] = o.warmup;
   context["max_time_s"] = o.max_time;
+  context["interleave"] = o.interleave ? "on" : "off";
   context["check"] = o.check ? "reference, " + check_scope : "off";
   add_layer_context(context, o, algorithms);
 }

@@ -10,9 +10,10 @@ Each machine keeps its own measurements (data/vendor-ratios/<machine>/threads-N,
 named by its CPU's model and family), and the page has a section per machine: measuring on one
 replaces that machine's numbers only.
 
-One convbench run measures all four algorithms of a layer and pass one after another, so each
-ratio compares times taken minutes apart at most; the run is repeated (--runs) because this
-kind of machine drifts between runs more than within one. At one thread the process is pinned
+One convbench run measures all four algorithms of a layer and pass with their repetitions in
+turns (convbench's --interleave: one of each per round), so a slow spell of the machine falls
+on every algorithm alike and each ratio compares the same spells; the run is repeated (--runs)
+because this kind of machine drifts between runs more than within one. At one thread the process is pinned
 to one CPU (the last of its affinity set); at more threads it keeps the whole set. The table
 gives every run's median (of --reps repetitions) and the speed, oneDNN's median time over
 ours; the summary counts the medians at or above each target, per set of layers: ResNet-50's
@@ -75,7 +76,7 @@ def measure(args, final, threads):
         out = folder / f"run-{run}.csv"
         command = [args.convbench, "run", "--suite", ",".join(SUITES), "--mb", str(MB),
                    "--match", MATCH, "--algos", algos, "--reps", str(args.reps), "--warmup", "1",
-                   "--max-time", "0", "--format", "csv", "--out", str(out)]
+                   "--max-time", "0", "--interleave", "--format", "csv", "--out", str(out)]
         load_before = os.getloadavg()
         start = time.monotonic()
         result = subprocess.run(command, env=env, stdout=subprocess.DEVNULL,
@@ -296,7 +297,9 @@ def document(data):
             f"`{shown}`; do not edit by hand. Each strategy of convlab's own stands beside "
             "oneDNN's kernel of the same strategy (`cpu.onednn.direct`: its direct JIT "
             "convolution; `cpu.onednn.winograd`: its Winograd), measured in the same convbench "
-            "run. The numbers hold for the machine named in each section and nothing beyond "
+            "run: with `--interleave` in its commands, their repetitions in turns (one of each "
+            "per round), else each algorithm's back to back. The numbers hold for the machine "
+            "named in each section and nothing beyond "
             "it; each machine's section is its latest measurement. The targets are judged on ResNet-50's stride-1 3x3 layers; the other layers "
             "complete the list cpu.im2col's target names. Taps in padding: the share of the "
             "products (output pixel × filter tap) that read the zero padding, which a direct "

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include "convlab/cards.hpp"
 #include "convlab/error.hpp"
@@ -102,31 +105,64 @@ void check_case_host_memory(const Case& c, const RunSettings& settings, bool on_
           (on_host ? "host buffers " + std::to_string(buffers) + " bytes" : "") + ")");
 }
 
-void run_measured(const Case& c, const RunSettings& settings, Row& row) {
+// A case planned, its buffers made and warmed up: what its timed repetitions need.
+struct PreparedCase {
+  convlab::DeviceContext* context = nullptr;
+  std::unique_ptr<convlab::Plan> plan;
+  std::optional<InputCache> own_inputs;
+  const convlab::HostTensors* host = nullptr;
+  uint64_t seed = 0;
+  std::unique_ptr<convlab::CaseBuffers> buffers;
+  std::vector<double> times;
+  double total_ms = 0;
+
+  void run_timed() {
+    const convlab::Tensors tensors = buffers->tensors();
+    const convlab::Workspace scratch = buffers->workspace();
+    times.push_back(context->time_ms([&] { plan->run(tensors, scratch); }));
+    total_ms += times.back();
+  }
+  // Repetitions stop early once they add up to max_time, so one sweep can hold 10 us and 10 s
+  // layers alike; the row's reps says how many runs the median is of.
+  bool timed_enough(const RunSettings& settings) const {
+    return static_cast<int>(times.size()) >= settings.reps ||
+           (settings.max_time > 0 && total_ms >= settings.max_time * 1e3);
+  }
+};
+
+// Everything before the timed repetitions. Null where the algorithm declines the case (the
+// row says why); throws what the plan or the buffers throw.
+std::unique_ptr<PreparedCase> prepare(const Case& c, const RunSettings& settings, Row& row) {
   const convlab::Algorithm& algorithm = *c.algorithm;
   const convlab::ConvProblem& problem = c.layer.problem;
   const convlab::Support available = algorithm.available();
-  if (!available) return mark(row, Status::unsupported, available.reason);
+  if (!available) {
+    mark(row, Status::unsupported, available.reason);
+    return nullptr;
+  }
   const convlab::Support support = algorithm.supports(problem, c.pass);
   if (!support) {
-    return mark(row, Status::unsupported,
-                support.reason.empty() ? "unsupported (no reason given)" : support.reason);
+    mark(row, Status::unsupported,
+         support.reason.empty() ? "unsupported (no reason given)" : support.reason);
+    return nullptr;
   }
+  auto prepared = std::make_unique<PreparedCase>();
   // The device the plan runs on is the one its knobs name (a GPU algorithm's `device`, which
   // --device and --devices' workers set), so its tensors and workspace are allocated there.
   convlab::DeviceContext& context = algorithm.plan_context(c.knobs);
+  prepared->context = &context;
   check_case_host_memory(c, settings, &context == &convlab::host_context());
 
   // Planning may allocate and queue device work; it is timed on the host up to a
   // synchronisation, apart from the runs.
   const auto plan_start = std::chrono::steady_clock::now();
-  std::unique_ptr<convlab::Plan> plan = algorithm.plan(problem, c.pass, c.knobs);
+  prepared->plan = algorithm.plan(problem, c.pass, c.knobs);
   context.synchronize();
   row.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           plan_start)
                     .count();
-  record_plan(plan->info(), row);
-  const std::size_t workspace = plan->workspace_bytes();
+  record_plan(prepared->plan->info(), row);
+  const std::size_t workspace = prepared->plan->workspace_bytes();
   row.workspace_bytes = static_cast<int64_t>(workspace);
   if (settings.budget) {
     // Refused before anything is allocated: the row keeps the memory it would have needed.
@@ -142,57 +178,56 @@ void run_measured(const Case& c, const RunSettings& settings, Row& row) {
     }
   }
 
-  std::optional<InputCache> own_inputs;
-  InputCache& inputs = settings.inputs ? *settings.inputs : own_inputs.emplace(settings.seed,
-                                                                               FillSpec{});
-  const uint64_t seed = inputs.seed_of(c);
-  const convlab::HostTensors& host = inputs.get(c);
-  convlab::CaseBuffers buffers(context, problem, host, workspace);
-  row.total_bytes = static_cast<int64_t>(buffers.device_bytes());
-  const convlab::Tensors tensors = buffers.tensors();
-  const convlab::Workspace scratch = buffers.workspace();
-
-  for (int i = 0; i < settings.warmup; ++i) plan->run(tensors, scratch);
+  InputCache& inputs = settings.inputs ? *settings.inputs
+                                       : prepared->own_inputs.emplace(settings.seed, FillSpec{});
+  prepared->seed = inputs.seed_of(c);
+  prepared->host = &inputs.get(c);
+  prepared->buffers =
+      std::make_unique<convlab::CaseBuffers>(context, problem, *prepared->host, workspace);
+  row.total_bytes = static_cast<int64_t>(prepared->buffers->device_bytes());
+  const convlab::Tensors tensors = prepared->buffers->tensors();
+  const convlab::Workspace scratch = prepared->buffers->workspace();
+  for (int i = 0; i < settings.warmup; ++i) prepared->plan->run(tensors, scratch);
   context.synchronize();
-  // Repetitions stop early once they add up to max_time, so one sweep can hold 10 us and 10 s
-  // layers alike; the row's reps says how many runs the median is of.
-  std::vector<double> times;
-  double total_ms = 0;
-  for (int i = 0; i < settings.reps; ++i) {
-    times.push_back(context.time_ms([&] { plan->run(tensors, scratch); }));
-    total_ms += times.back();
-    if (settings.max_time > 0 && total_ms >= settings.max_time * 1e3) break;
-  }
+  return prepared;
+}
+
+// The row's statistics, then the optional check and dump.
+void finish(const Case& c, const RunSettings& settings, PreparedCase& prepared, Row& row) {
+  const std::vector<double>& times = prepared.times;
   row.reps = static_cast<int64_t>(times.size());
   row.time_ms = median(times);
   row.time_ms_min = *std::min_element(times.begin(), times.end());
   row.time_ms_max = *std::max_element(times.begin(), times.end());
   row.cv = coefficient_of_variation(times);
   if (*row.time_ms > 0) {
-    row.gflops = static_cast<double>(problem.flops(c.pass)) / (*row.time_ms * 1e6);
+    row.gflops = static_cast<double>(c.layer.problem.flops(c.pass)) / (*row.time_ms * 1e6);
   }
 
   // The output checked is the one left by the last timed run: the output was poisoned only
   // before the first run, so an element no run writes stays NaN, and an algorithm that
   // accumulates into its output (beta != 0) drifts further with every run.
   if (!settings.check && !settings.dumper) return;
-  const std::vector<float> result = buffers.download_output(c.pass);
+  const std::vector<float> result = prepared.buffers->download_output(c.pass);
   if (settings.check) {
-    const convlab::AccuracyReport report = convlab::check_with_reference(
-        problem, c.pass, host, result, plan->error_bound(), settings.check_scope, seed);
+    const convlab::AccuracyReport report =
+        convlab::check_with_reference(c.layer.problem, c.pass, *prepared.host, result,
+                                      prepared.plan->error_bound(), settings.check_scope,
+                                      prepared.seed);
     row.max_abs_err = report.max_abs_err;
     row.max_rel_err = report.max_rel_err;
     if (!report.within_bound) mark(row, Status::error, "accuracy: " + report.detail);
   }
-  if (settings.dumper) settings.dumper->write(c, row, host, result, seed);
+  if (settings.dumper) settings.dumper->write(c, row, *prepared.host, result, prepared.seed);
 }
 
-}  // namespace
-
-Row run_case(const Case& c, const RunSettings& settings) {
-  Row row = make_row(c);
+// Runs `step` for the case whose row this is; what it throws becomes the row's status.
+// Returns whether it finished.
+template <typename Step>
+bool guarded(Row& row, Step&& step) {
   try {
-    run_measured(c, settings, row);
+    step();
+    return true;
   } catch (const convlab::Error& e) {
     // Refusals are dispositions, not failures: a budget's (the sweep raises it before
     // running), and a plan's that finds what supports() could not know (a library that
@@ -208,7 +243,39 @@ Row run_case(const Case& c, const RunSettings& settings) {
   } catch (const std::exception& e) {
     mark(row, Status::error, std::string("exception: ") + e.what());
   }
-  return row;
+  return false;
 }
+
+}  // namespace
+
+std::vector<Row> run_cases(const std::vector<Case>& cases, const RunSettings& settings) {
+  std::vector<Row> rows;
+  std::vector<std::unique_ptr<PreparedCase>> prepared(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    rows.push_back(make_row(cases[i]));
+    guarded(rows[i], [&] { prepared[i] = prepare(cases[i], settings, rows[i]); });
+  }
+  // One repetition of each case in turn, until each has its own: a slow spell of the machine
+  // then falls on every case of the round alike. A case that fails keeps its error row and
+  // frees its buffers; the others go on.
+  for (bool more = true; more;) {
+    more = false;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (!prepared[i] || prepared[i]->timed_enough(settings)) continue;
+      if (guarded(rows[i], [&] { prepared[i]->run_timed(); })) {
+        more = more || !prepared[i]->timed_enough(settings);
+      } else {
+        prepared[i].reset();
+      }
+    }
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (prepared[i]) guarded(rows[i], [&] { finish(cases[i], settings, *prepared[i], rows[i]); });
+    prepared[i].reset();
+  }
+  return rows;
+}
+
+Row run_case(const Case& c, const RunSettings& settings) { return run_cases({c}, settings)[0]; }
 
 }  // namespace convbench

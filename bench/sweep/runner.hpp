@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sweep/cases.hpp"
 #include "convlab/accuracy.hpp"
@@ -41,6 +42,15 @@ Row make_row(const Case& c);
 /// Runs the case and returns its row: ok, unsupported (with the reason), or error (with what
 /// was thrown, or "accuracy: ..." when --check finds the output outside its error bound).
 Row run_case(const Case& c, const RunSettings& settings);
+
+/// Runs the cases with their timed repetitions in turns (--interleave): each is planned, its
+/// buffers made and warmed up, then one repetition of each in their order, round after
+/// round, until each has its --reps or --max-time; then each is checked and dumped. A slow
+/// spell of a shared machine so falls on all of them alike, and a ratio of their medians
+/// compares times taken side by side. Their buffers are all held until the end (each case's
+/// host memory check sees the others'). The rows come back in the cases' order, each as
+/// run_case would have made it; one case that fails does not stop the others.
+std::vector<Row> run_cases(const std::vector<Case>& cases, const RunSettings& settings);
 
 /// Median of the timings (mean of the middle two for an even count).
 double median(std::vector<double> values);

@@ -27,7 +27,7 @@ COLUMNS = ["suite", "layer", "descriptor", "pass", "algorithm", "device", "statu
            "math_mode", "family"]
 CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "threads", "devices",
                 "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",
-                "warmup", "max_time_s", "check", "mb", "passes", "algorithms", "command",
+                "warmup", "max_time_s", "interleave", "check", "mb", "passes", "algorithms", "command",
                 "sweep_cases", "sweep_digest", "knobs", "environment_defaults", "fill"]
 TINY = "mb2ic3ih7oc4kh3ph1n\"tiny\""
 QUICK = ["--reps", "2", "--warmup", "0"]
@@ -180,6 +180,23 @@ class OutputFormats(unittest.TestCase):
         # total = x + w + y bytes (+ the reference's empty workspace)
         self.assertEqual(int(rows[0]["total_bytes"]), 4 * (2 * 3 * 49 + 4 * 3 * 9 + 2 * 4 * 49))
         self.assertIn("6 cases: 6 ok, 0 unsupported, 0 over_budget, 0 error", result.stderr)
+
+    def test_interleave_keeps_the_rows_order_and_is_recorded(self):
+        args = ["run", "--shape", TINY, "--shape", "mb1ic2ih5iw6oc3kh2kw3", "--algos",
+                "cpu.im2col,reference", "--check", "--format", "csv", "--reps", "3",
+                "--warmup", "0"]
+        rows_of = {}
+        for flag in ([], ["--interleave"]):
+            result = convbench(*args, *flag)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            meta, _, rows = parse_csv(result.stdout)
+            self.assertEqual(meta["interleave"], "on" if flag else "off")
+            for row in rows:
+                self.assertEqual((row["status"], row["reps"]), ("ok", "3"), row)
+                self.assertNotEqual(row["max_abs_err"], "", row)  # checked after the rounds
+            rows_of[bool(flag)] = [(r["descriptor"], r["pass"], r["algorithm"]) for r in rows]
+        self.assertEqual(len(rows_of[True]), 2 * 3 * 2)
+        self.assertEqual(rows_of[True], rows_of[False])
 
     def test_json_parses_with_context_rows_and_summary(self):
         result = convbench("run", "--shape", TINY, "--algos", "reference", "--passes", "fwd",

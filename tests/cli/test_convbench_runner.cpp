@@ -45,7 +45,12 @@ enum class Behaviour {
   unavailable,
   drop_nan,  // the reference's answer with every NaN replaced by 0 (propagation lost)
   flip_inf,  // the reference's answer with every infinity negated
+  logged,    // exact, and its tag appended to run_log at every run
+  throw_in_run,  // plans, then throws from its second run on (the warm-up runs once)
 };
+
+// The tags of the `logged` fakes' runs, in the order they ran.
+std::vector<std::string> run_log;
 
 int64_t output_elements(const ConvProblem& p, Pass pass) {
   return pass == Pass::forward         ? p.y_elems()
@@ -55,13 +60,18 @@ int64_t output_elements(const ConvProblem& p, Pass pass) {
 
 class FakePlan final : public convlab::Plan {
  public:
-  FakePlan(const ConvProblem& p, Pass pass, Behaviour b) : problem_(p), pass_(pass), b_(b) {}
+  FakePlan(const ConvProblem& p, Pass pass, Behaviour b, std::string tag)
+      : problem_(p), pass_(pass), b_(b), tag_(std::move(tag)) {}
   std::size_t workspace_bytes() const override { return 256; }
 
  protected:
   void execute(const convlab::Tensors& t, const convlab::Workspace& ws, convlab::Stream) override {
     convlab::check_run_arguments("fake", problem_, pass_, t, ws, 256);
     if (b_ == Behaviour::leave_unset) return;
+    if (b_ == Behaviour::logged) run_log.push_back(tag_);
+    if (b_ == Behaviour::throw_in_run && ++runs_ > 1) {
+      throw convlab::Error(convlab::ErrorCode::backend, "fake run: FAKE_LAUNCH_FAILURE");
+    }
     if (b_ == Behaviour::sleep_20ms) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     // The reference itself, through the registry, so the fake's exact answer is the
     // reference's (bitwise).
@@ -87,11 +97,13 @@ class FakePlan final : public convlab::Plan {
   ConvProblem problem_;
   Pass pass_;
   Behaviour b_;
+  std::string tag_;
+  int runs_ = 0;
 };
 
 class FakeAlgorithm final : public convlab::Algorithm {
  public:
-  explicit FakeAlgorithm(Behaviour b) : b_(b) {
+  explicit FakeAlgorithm(Behaviour b, std::string tag = "") : b_(b), tag_(std::move(tag)) {
     info_.name = "test.fake";
     info_.family = convlab::Family::direct;
     info_.backend = "test";
@@ -121,11 +133,12 @@ class FakeAlgorithm final : public convlab::Algorithm {
     if (b_ == Behaviour::refuse_in_plan) {
       throw convlab::Error(convlab::ErrorCode::unsupported, "fake: the library cannot link here");
     }
-    return std::make_unique<FakePlan>(p, pass, b_);
+    return std::make_unique<FakePlan>(p, pass, b_, tag_);
   }
 
  private:
   Behaviour b_;
+  std::string tag_;
   convlab::AlgorithmInfo info_;
 };
 
@@ -316,6 +329,69 @@ TEST(ConvbenchRunner, RepetitionsStopAtMaxTime) {
   s.max_time = 0;  // no cap: every repetition
   s.reps = 3;
   EXPECT_EQ(run_case(make_case(fake), s).reps, 3);
+}
+
+TEST(ConvbenchRunner, InterleavedCasesTakeTheirRepetitionsInTurns) {
+  FakeAlgorithm a(Behaviour::logged, "a"), b(Behaviour::logged, "b"), c(Behaviour::logged, "c");
+  RunSettings s = quick(false);
+  s.reps = 3;
+  s.warmup = 2;
+  run_log.clear();
+  const std::vector<Row> rows = run_cases({make_case(a), make_case(b), make_case(c)}, s);
+  // Each warms up as it is prepared, then the rounds: one timed run of each, in order.
+  EXPECT_EQ(run_log, (std::vector<std::string>{"a", "a", "b", "b", "c", "c",  // warm-up
+                                               "a", "b", "c", "a", "b", "c", "a", "b", "c"}));
+  ASSERT_EQ(rows.size(), 3u);
+  for (const Row& row : rows) {
+    EXPECT_EQ(row.status, Status::ok) << row.reason;
+    EXPECT_EQ(row.reps, 3);
+  }
+  // One case alone runs as run_case does: its repetitions back to back.
+  run_log.clear();
+  EXPECT_EQ(run_case(make_case(a), s).reps, 3);
+  EXPECT_EQ(run_log, (std::vector<std::string>(5, "a")));
+}
+
+TEST(ConvbenchRunner, OneFailingCaseOfAnInterleavedGroupKeepsTheOthersRows) {
+  FakeAlgorithm first(Behaviour::logged, "first"), in_plan(Behaviour::throw_in_plan),
+      in_run(Behaviour::throw_in_run), declined(Behaviour::unsupported),
+      wrong(Behaviour::off_by_one), last(Behaviour::logged, "last");
+  RunSettings s = quick(true);
+  s.reps = 4;
+  run_log.clear();
+  const std::vector<Row> rows =
+      run_cases({make_case(first), make_case(in_plan), make_case(in_run), make_case(declined),
+                 make_case(wrong), make_case(last)},
+                s);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].status, Status::ok) << rows[0].reason;
+  EXPECT_EQ(rows[0].reps, 4);
+  EXPECT_EQ(rows[1].reason, "backend: fake plan: FAKE_STATUS_INTERNAL_ERROR");
+  EXPECT_EQ(rows[2].status, Status::error);
+  EXPECT_EQ(rows[2].reason, "backend: fake run: FAKE_LAUNCH_FAILURE");
+  EXPECT_FALSE(rows[2].time_ms.has_value());
+  EXPECT_EQ(rows[3].status, Status::unsupported);
+  EXPECT_EQ(rows[4].status, Status::error);  // checked after the rounds, like any other
+  EXPECT_EQ(rows[4].reason.rfind("accuracy: ", 0), 0u) << rows[4].reason;
+  EXPECT_EQ(rows[4].reps, 4);
+  EXPECT_EQ(rows[5].status, Status::ok) << rows[5].reason;
+  EXPECT_EQ(rows[5].reps, 4);
+  EXPECT_EQ(rows[5].max_abs_err, 0.0);
+  EXPECT_EQ(std::count(run_log.begin(), run_log.end(), "last"), 5);  // warm-up + 4
+}
+
+TEST(ConvbenchRunner, InterleavedCasesStopAtMaxTimeEachOnItsOwn) {
+  FakeAlgorithm slow(Behaviour::sleep_20ms), fast(Behaviour::logged, "fast");
+  RunSettings s = quick(false);
+  s.reps = 8;
+  s.warmup = 0;
+  s.max_time = 0.07;  // the slow case's fourth 20 ms run reaches it at the latest
+  run_log.clear();
+  const std::vector<Row> rows = run_cases({make_case(slow), make_case(fast)}, s);
+  ASSERT_EQ(rows[0].status, Status::ok) << rows[0].reason;
+  EXPECT_LE(*rows[0].reps, 4);
+  EXPECT_EQ(rows[1].reps, 8);
+  EXPECT_EQ(run_log.size(), 8u);
 }
 
 TEST(ConvbenchRunner, MedianOfOddAndEvenCounts) {
