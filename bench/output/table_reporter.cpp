@@ -45,7 +45,12 @@ class TableReporter final : public Reporter {
          << context_text(context["math_mode"]) << ", seed " << context_text(context["seed"])
          << ", up to " << context_text(context["reps"]) << " reps or "
          << context_text(context["max_time_s"]) << " s per case after "
-         << context_text(context["warmup"]) << " warm-up)\n\n";
+         << context_text(context["warmup"]) << " warm-up"
+         // A sweep file from before --interleave existed has no such key.
+         << (context.contains("interleave") && context_text(context["interleave"]) == "on"
+                 ? ", algorithms interleaved"
+                 : "")
+         << ")\n\n";
 
     size_t suite_w = 5, layer_w = 5, algo_w = 9;
     std::set<std::string> suites;

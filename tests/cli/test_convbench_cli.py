@@ -197,6 +197,10 @@ class OutputFormats(unittest.TestCase):
             rows_of[bool(flag)] = [(r["descriptor"], r["pass"], r["algorithm"]) for r in rows]
         self.assertEqual(len(rows_of[True]), 2 * 3 * 2)
         self.assertEqual(rows_of[True], rows_of[False])
+        table = convbench("run", "--shape", TINY, "--algos", "reference", "--passes", "fwd",
+                          "--interleave", *QUICK)
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("warm-up, algorithms interleaved)", table.stdout)
 
     def test_json_parses_with_context_rows_and_summary(self):
         result = convbench("run", "--shape", TINY, "--algos", "reference", "--passes", "fwd",
