@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "convlab/memory.hpp"
 #include "options/calibration_flags.hpp"
@@ -56,7 +57,26 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
     double ms = 0, low = 0, high = 0;
   } total;
   std::size_t estimated = 0, to_run = 0;
+  // With --interleave the cases of one layer and pass (side by side in the list) hold their
+  // tensors and workspaces at once, per device: the largest such sum is the sweep's peak.
+  struct Group {
+    int64_t bytes = 0;
+    std::size_t cases = 0;
+    const Case* first = nullptr;
+  };
+  std::map<std::string, Group> largest, current;  // by device
+  auto close_groups = [&] {
+    for (const auto& [device, group] : current) {
+      if (group.bytes > largest[device].bytes) largest[device] = group;
+    }
+    current.clear();
+  };
+  const Case* previous = nullptr;
   for (const Case& c : cases) {
+    if (previous && (previous->layer_index != c.layer_index || previous->pass != c.pass)) {
+      close_groups();
+    }
+    previous = &c;
     // The identity columns of the row the run would write, made as the run makes them.
     const Row row = make_row(c);
     Fields f = {{"suite", row.suite}, {"layer", row.layer},         {"descriptor", row.descriptor},
@@ -82,6 +102,12 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
       }
     }
     to_run += runs;
+    if (runs) {
+      Group& group = current[row.device];
+      group.bytes += m.total();
+      ++group.cases;
+      if (!group.first) group.first = &c;
+    }
     if (runs && s.calibration) {
       const convlab::Prediction p = convlab::predict(c.algorithm->info(), c.layer.problem, c.pass,
                                                      *s.measured_on, s.calibration);
@@ -100,6 +126,20 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
     rows.push_back(std::move(f));
   }
 
+  close_groups();
+  std::string peak = "none: not interleaved (one case's memory at a time)";
+  if (s.interleave) {
+    peak.clear();
+    for (const auto& [device, group] : largest) {
+      const Case& c = *group.first;
+      peak += (peak.empty() ? "" : "; ") + device + " " + std::to_string(group.bytes) +
+              " bytes (" + convlab::format_size(group.bytes) + ", " +
+              (c.layer.name.empty() ? c.layer.problem.descriptor() : c.layer.name) + " " +
+              convlab::to_string(c.pass) + ", " + std::to_string(group.cases) + " cases)";
+    }
+    if (peak.empty()) peak = "none: no case would run";
+  }
+
   const std::string command = context["command"];
   context.erase("command");
   context["dry_run"] = "yes: nothing was run and no file was written";
@@ -113,6 +153,7 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
                ") of warm-up and timed runs; planning, inputs and --check not counted";
   }
   context["estimate"] = estimate;
+  context["interleaved_peak"] = peak;
   context["command"] = command;
 
   auto emit = [&](std::ostream& out, const std::string& format) {
@@ -168,6 +209,10 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
       }
       print_table(out, titles, table);
       out << "\nEstimate: " << context["estimate"].get<std::string>() << "\n";
+      if (s.interleave) {
+        out << "Interleaved, the largest layer and pass hold at once: "
+            << context["interleaved_peak"].get<std::string>() << "\n";
+      }
     }
   };
   write_report(std::string(to_string(s.format)), std::nullopt, "--out", emit);
@@ -196,6 +241,7 @@ int run_dry(const RunOptions& o, const std::vector<Case>& cases, std::size_t swe
   s.reps = o.reps;
   s.warmup = o.warmup;
   s.max_time = o.max_time;
+  s.interleave = o.interleave;
   s.budget = budget;
   if (calibration) {
     s.calibration = &*calibration;

@@ -23,6 +23,8 @@ struct DryRunSettings {
   int reps = 5;                   ///< as the run would repeat each case
   int warmup = 1;
   double max_time = 2.0;
+  /// --interleave: the cases of a layer and pass hold their memory together
+  bool interleave = false;
   std::optional<Budget> budget;
   /// --calibrate; none: no estimate. Each estimate is for the card it was measured on
   /// (`measured_on`), which is the machine the sweep is meant to run on again.

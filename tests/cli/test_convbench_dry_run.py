@@ -82,6 +82,26 @@ class DryRun(unittest.TestCase):
                              expected[(r["descriptor"], r["pass"], r["algorithm"])], r)
             self.assertEqual(r["estimated_ms"], "")  # no --calibrate: no estimate
 
+    def test_interleaved_peak_is_the_largest_layer_and_pass_held_at_once(self):
+        flags = [*LAYERS, *CPU, "--dry-run", "--format", "csv"]
+        dry = convbench("run", *flags, "--interleave")
+        self.assertEqual(dry.returncode, 0, dry.stderr)
+        meta, _, listed = parse_csv(dry.stdout)
+        groups = {}
+        for r in listed:
+            if r["total_bytes"]:
+                key = (r["layer"], r["pass"])
+                groups[key] = groups.get(key, 0) + int(r["total_bytes"])
+        self.assertGreater(len(groups), 1)
+        (layer, pass_), most = max(groups.items(), key=lambda kv: kv[1])
+        cases = sum(1 for r in listed if (r["layer"], r["pass"]) == (layer, pass_)
+                    and r["total_bytes"])
+        peak = meta["interleaved_peak"]
+        self.assertTrue(peak.startswith(f"cpu {most} bytes ("), peak)
+        self.assertTrue(peak.endswith(f", {layer} {pass_}, {cases} cases)"), peak)
+        plain = parse_csv(convbench("run", *flags).stdout)[0]
+        self.assertTrue(plain["interleaved_peak"].startswith("none: not interleaved"))
+
     def test_resume_lists_only_the_cases_left(self):
         flags = [*SMALL, *CPU, *QUICK]
         with tempfile.TemporaryDirectory() as tmp:
