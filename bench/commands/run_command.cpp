@@ -301,12 +301,9 @@ int run_sweep_to(const RunOptions& o, const std::string& command_line,
   size_t ran = 0;
   for (size_t first = 0; first < cases.size();) {
     if (interrupted()) break;
-    // One case at a time, or with --interleave the cases of one layer and pass together
-    // (build_cases puts them side by side).
+    // One case at a time, or with --interleave the cases of one layer and pass together.
     size_t end = first + 1;
-    while (o.interleave && end < cases.size() &&
-           cases[end].layer_index == cases[first].layer_index &&
-           cases[end].pass == cases[first].pass) {
+    while (o.interleave && end < cases.size() && same_layer_and_pass(cases[end], cases[first])) {
       ++end;
     }
     const std::vector<Case> group(cases.begin() + first, cases.begin() + end);

@@ -162,6 +162,10 @@ uint64_t mix(uint64_t z) {
 
 }  // namespace
 
+bool same_layer_and_pass(const Case& a, const Case& b) {
+  return a.layer_index == b.layer_index && a.pass == b.pass;
+}
+
 uint64_t case_seed(uint64_t sweep_seed, const convlab::ConvProblem& problem, convlab::Pass pass) {
   // FNV-1a over the canonical descriptor and the pass spelling: stable across builds and
   // platforms, unlike std::hash.

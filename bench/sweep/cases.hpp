@@ -57,6 +57,10 @@ struct Case {
   std::string identity;
 };
 
+/// Whether two cases are of the same layer and pass: build_cases puts such cases side by side,
+/// and --interleave runs each such neighbourhood as one group.
+bool same_layer_and_pass(const Case& a, const Case& b);
+
 /// The layers of the sweep in command-line order: suites, then batch files, then shapes; the
 /// default sweep when none is given. Throws convlab::Error for an unknown suite, an
 /// unreadable or malformed batch file, or a bad descriptor.

@@ -57,8 +57,8 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
     double ms = 0, low = 0, high = 0;
   } total;
   std::size_t estimated = 0, to_run = 0;
-  // With --interleave the cases of one layer and pass (side by side in the list) hold their
-  // tensors and workspaces at once, per device: the largest such sum is the sweep's peak.
+  // With --interleave the cases of one layer and pass hold their tensors and workspaces at
+  // once, per device: the largest such sum is the sweep's peak.
   struct Group {
     int64_t bytes = 0;
     std::size_t cases = 0;
@@ -73,9 +73,7 @@ int report_dry_run(const std::vector<Case>& cases, std::size_t sweep_size, Conte
   };
   const Case* previous = nullptr;
   for (const Case& c : cases) {
-    if (previous && (previous->layer_index != c.layer_index || previous->pass != c.pass)) {
-      close_groups();
-    }
+    if (previous && !same_layer_and_pass(*previous, c)) close_groups();
     previous = &c;
     // The identity columns of the row the run would write, made as the run makes them.
     const Row row = make_row(c);
