@@ -543,24 +543,32 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               // The chunk's b images padded to the taps' reach, (OH-1)*sh + dh*(R-1) + 1 by
               // (OW-1)*sw + dw*(S-1) + 1 per input channel, one depth block of dY transposed
               // (at most 256 pixels of the block), and that block's pixels' int64 offsets.
+              // Neighbouring rows share the padding columns both sides have.
               const int64_t hp = (p.out_h() - 1) * p.stride_h + p.dilation_h * (p.r - 1) + 1;
               const int64_t wp = (p.out_w() - 1) * p.stride_w + p.dilation_w * (p.s - 1) + 1;
-              col = pad16(b * p.c_per_group() * hp * wp);
+              const int64_t shared = std::max<int64_t>(
+                  0, std::min<int64_t>({p.pad_w, wp - p.pad_w - p.w, wp - p.out_w()}));
+              col = pad16(b * p.c_per_group() * (hp * (wp - shared) + shared));
               stage = pad16(p.k_per_group() * std::min<int64_t>(cols, 256));
               index = pad16(2 * std::min<int64_t>(cols, 256));
             } else if (implicit) {
               // One image padded to (OH + dh*(R-1)) x (OW + dw*(S-1)) per channel of the
-              // convolution's input, a product of one block of grid columns (a tile of them,
-              // or all (OH-1)*Wp + OW), and the rows' int64 offsets.
+              // convolution's input, its rows sharing the padding columns both sides have (a
+              // pitch of Wp - shared, `shared` zeros after the plane), a product of one block
+              // of grid columns (a tile of them, or all (OH-1)*pitch + OW), and the rows' int64
+              // offsets.
               const Im2colGeometry g =
                   transposed_all ? transposed_geometry(p) : make_im2col_geometry(p, 1);
               const int64_t hp = g.out_h + g.dilation_h * (p.r - 1);
               const int64_t wp = g.out_w + g.dilation_w * (p.s - 1);
-              const int64_t grid_columns = (g.out_h - 1) * wp + g.out_w;
+              const int64_t shared = std::max<int64_t>(
+                  0, std::min<int64_t>({g.pad_w, wp - g.pad_w - g.in_w, wp - g.out_w}));
+              const int64_t pitch = wp - shared;
+              const int64_t grid_columns = (g.out_h - 1) * pitch + g.out_w;
               const int64_t block = tile > 0 ? std::min(tile, grid_columns) : grid_columns;
               EXPECT_EQ(b, 1);
               EXPECT_EQ(layout.tile, block);
-              col = pad16(g.channels * hp * wp);
+              col = pad16(g.channels * (hp * pitch + shared));
               stage = pad16(out_rows * block);
               index = pad16(2 * rows);
             }
@@ -731,14 +739,15 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
 
 // columns=auto takes the implicit form where it saves more copying than it costs, and records
 // it. Forward and the transposed backward-data: on tiled images, ResNet-50's 56x56 and 28x28
-// 3x3 layers; not where its extra columns are over 15 % (a 3-wide output row under a 3x3
-// kernel takes 2 more), or cost over 32 products per column-buffer element (VGG-16's conv4_2:
-// 6.9 % at 512 rows), or the output has more than half the column buffer's rows (VGG-16's
-// conv1_1: 27 column rows, 64 output rows). Backward-filter, which multiplies no extra
-// products: wherever the padded images are smaller than the column buffer and its per-tap
-// GEMMs have 32 rows (input channels) or more, tiled or not; not where the tap classes run
-// (ResNet-50's 7x7 layer), nor on VGG-16's conv1_1 (3 channels) or a strided 1x1 layer (its
-// grid, (2*OH - 1)^2 per channel, is larger than its column buffer).
+// 3x3 layers and VGG-16's conv4_2 (3.4 % extra at 512 rows: 17.6 products); not where its
+// extra columns are over 15 % (a 3-wide output row under a 3x3 kernel takes 1 more), or cost
+// over 32 products per column-buffer element (28x28 at 1024 rows: 35.3), or the output has
+// more than half the column buffer's rows (VGG-16's conv1_1: 27 column rows, 64 output rows).
+// Backward-filter, which multiplies no extra products: wherever the padded images are smaller
+// than the column buffer and its per-tap GEMMs have 32 rows (input channels) or more, tiled
+// or not; not where the tap classes run (ResNet-50's 7x7 layer), nor on VGG-16's conv1_1
+// (3 channels) or a strided 1x1 layer (its grid, (2*OH - 1)^2 per channel, is larger than its
+// column buffer).
 TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
   im2col::Im2colOptions options;
   options.backend = im2col::GemmBackend::unpacked;
@@ -760,8 +769,10 @@ TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
       testing::problem("mb2ic32ih20oc16kh3ph1"), Pass::backward_filter);
   EXPECT_NE(filter_plan->notes().find("columns implicit by pixel offsets"), std::string::npos)
       << filter_plan->notes();
-  EXPECT_FALSE(implicit("mb2ic64ih300iw3oc64kh3kw3ph1pw1", Pass::forward));  // 3 + 2 columns
-  EXPECT_FALSE(implicit("mb16ic512ih28oc512kh3ph1", Pass::forward));
+  EXPECT_FALSE(implicit("mb2ic64ih300iw3oc64kh3kw3ph1pw1", Pass::forward));  // 3 + 1 columns
+  EXPECT_TRUE(implicit("mb16ic512ih28oc512kh3ph1", Pass::forward));
+  EXPECT_TRUE(implicit("mb16ic512ih28oc512kh3ph1", Pass::backward_data));
+  EXPECT_FALSE(implicit("mb16ic1024ih28oc1024kh3ph1", Pass::forward));
   EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::forward));
   EXPECT_TRUE(implicit("mb16ic64ih224oc64kh3ph1", Pass::forward));
   auto plan = im2col::CpuIm2col(options).plan(testing::problem("mb2ic16ih40oc16kh3ph1"),

@@ -86,7 +86,7 @@ TEST(PaddedGrid, RowsAreTheColumnBuffersRows) {
 }
 
 // Backward-filter's reading: column `pixel` of row (c, i, j), for a run of images padded one
-// after another, at c*Hp*Wp + the tap's offset + the pixel's offset, with any stride: every
+// after another, at c*plane + the tap's offset + the pixel's offset, with any stride: every
 // element of every image's column buffer, reads inside the padded images.
 TEST(PaddedGrid, ColumnsAtPixelOffsetsAreTheColumnBuffers) {
   std::mt19937 rng(static_cast<uint32_t>(testing::run_seed() + 1));
@@ -113,7 +113,7 @@ TEST(PaddedGrid, ColumnsAtPixelOffsetsAreTheColumnBuffers) {
       im2col::pad_into_grid(g, grid, x.data() + m * g.channels * plane_elems(g),
                             padded.data() + m * image_grid);
     }
-    const int64_t plane = grid.height * grid.width;
+    const int64_t plane = grid.plane;
     for (int64_t row = 0; row < col_rows(g); ++row) {
       const int64_t c = row / (g.kernel_h * g.kernel_w), tap = row % (g.kernel_h * g.kernel_w);
       for (int64_t pixel = 0; pixel < kImages * pixels; ++pixel) {
@@ -148,6 +148,36 @@ TEST(PaddedGrid, ColumnsAtPixelOffsetsAreTheColumnBuffers) {
   }
   EXPECT_GT(checked, 40);
   EXPECT_GE(strided, 4);
+}
+
+// Neighbouring rows share the padding both sides have, where the forward's columns leave room:
+// a 3x3 kernel padded by 1 has rows of 29 for a 28-wide image and one extra column per output
+// row; unpadded, or padded on one side, they share nothing; padding beyond the kernel shares
+// only what the output rows leave beyond OW; a strided grid shares the right padding its taps
+// read, if any. The reads of every sharing are checked above.
+TEST(PaddedGrid, RowsShareThePaddingBothSidesHave) {
+  struct Case {
+    const char* problem;
+    int64_t shared, width;
+  };
+  for (const Case& c : {Case{"mb1ic4ih28iw28oc4kh3kw3ph1pw1", 1, 29},
+                        Case{"mb1ic4ih14iw14oc4kh5kw5ph2pw2", 2, 16},
+                        Case{"mb1ic4ih14iw14oc4kh3kw3ph1pw0", 0, 14},
+                        Case{"mb1ic4ih14iw14oc4kh3kw3ph0pw0", 0, 14},
+                        Case{"mb1ic4ih9iw9oc4kh3kw3ph1pw1dw1", 1, 10},
+                        Case{"mb1ic4ih6iw6oc4kh3kw3ph4pw4", 2, 12},
+                        Case{"mb1ic4ih11iw11oc4kh3kw3sh2sw2ph1pw1", 1, 12},
+                        Case{"mb1ic4ih12iw12oc4kh3kw3sh2sw2ph1pw1", 0, 13}}) {
+    const Im2colGeometry g = make_im2col_geometry(testing::problem(c.problem), 1);
+    const PaddedGrid grid = padded_grid(g);
+    EXPECT_EQ(grid.shared, c.shared) << c.problem;
+    EXPECT_EQ(grid.width, c.width) << c.problem;
+    EXPECT_EQ(grid.plane, grid.height * grid.width + grid.shared) << c.problem;
+  }
+  const Im2colGeometry resnet = make_im2col_geometry(testing::problem(
+                                                         "mb1ic4ih28iw28oc4kh3kw3ph1pw1"),
+                                                     1);
+  EXPECT_NEAR(grid_extra_share(resnet, padded_grid(resnet)), 27.0 / 784.0, 1e-12);
 }
 
 // A product over the grid columns, in blocks of any width (starting and ending inside output

@@ -113,10 +113,11 @@
 //                the worker's images) (dY staged by class), panel = pad16(Kg * max block rows)
 //   transposed backward-data, every tap: the forward formulas on the transposed geometry
 //                (Kg*R*S column rows, Cg GEMM rows, P = H*W), flipped = pad16(K*C/g*R*S)
-//   implicit columns: col = pad16(Ci * Hp*Wp) (the padded image, Ci the convolution's input
-//                channels), stage = pad16(M * T) (M the GEMM's rows, T the tile in grid
+//   implicit columns: col = pad16(Ci * plane) (the padded image, Ci the convolution's input
+//                channels, plane = Hp*P + shared: rows of pitch P sharing `shared` padding
+//                columns), stage = pad16(M * T) (M the GEMM's rows, T the tile in grid
 //                columns), index = pad16(2 * Ci*R*S) (the rows' offsets); b = 1;
-//                backward-filter: col = pad16(b * Cg * Hp*Wp) (Hp = (OH-1)*sh + dh*(R-1) + 1,
+//                backward-filter: col = pad16(b * Cg * plane) (Hp = (OH-1)*sh + dh*(R-1) + 1,
 //                Wp alike), stage = pad16(Kg * min(256, width)) (dY^T of one depth block),
 //                index = pad16(2 * min(256, width)) (that block's pixels' offsets), dw_t as
 //                below, gemm = 0
@@ -571,7 +572,7 @@ class Im2colPlan final : public Plan {
   void backward_filter_implicit(const Chunk& c, const Tensors& t, float* grid, float* stage,
                                 float* gemm, int64_t* offsets, float* sums) const {
     const int64_t kg = p_.k_per_group(), pixels = col_pixels(geometry_);
-    const int64_t taps = p_.r * p_.s, plane = layout_.grid.height * layout_.grid.width;
+    const int64_t taps = p_.r * p_.s, plane = layout_.grid.plane;
     const int64_t image_grid = padded_grid_elems(geometry_, layout_.grid);
     for (int64_t m = 0; m < c.count; ++m) {
       pad_into_grid(geometry_, layout_.grid, t.x + x_offset(c) + m * geometry_.image_stride,

@@ -74,15 +74,16 @@ enum class ColumnForm {
 };
 const char* to_string(ColumnForm form) noexcept;
 
-/// columns=auto takes the implicit form where its extra columns (Wp - OW after each output row)
-/// add at most this share to the GEMM's columns...
+/// columns=auto takes the implicit form where its extra columns (P - OW after each output row,
+/// P the grid's pitch) add at most this share to the GEMM's columns...
 inline constexpr double kImplicitMaxExtraShare = 0.15;
 /// ...and where, per element of the column buffer it does not copy, they add at most this many
 /// products (the extra share times the GEMM's rows, K/g or, transposed, C/g). Measured on the
-/// Intel Xeon VM at one thread (docs/strategy-im2col.md, "Implicit columns"): faster on
-/// ResNet-50's 56x56 and 28x28 3x3 layers (2.2 and 8.8), VGG-16's conv2_2 and conv3_2 (2.3,
-/// 9.0) and AlexNet's conv2 forward (14.3 % extra, 27.4); slower on VGG-16's conv4_2 (6.9 %
-/// extra at 512 rows, 35.3), whose GEMM dwarfs the copy it saves.
+/// Intel Xeon VM (docs/strategy-im2col.md, "Implicit columns"). With rows of their own padding
+/// (P = Wp): faster on ResNet-50's 56x56 and 28x28 3x3 layers (2.2 and 8.8), VGG-16's conv2_2
+/// and conv3_2 (2.3, 9.0) and AlexNet's conv2 forward (14.3 % extra, 27.4); slower on VGG-16's
+/// conv4_2 (6.9 % extra at 512 rows, 35.3), whose GEMM dwarfs the copy it saves. With the
+/// padding shared between rows, conv4_2's 3.4 % (17.6) ran faster than the buffer.
 inline constexpr double kImplicitMaxExtraProducts = 32.0;
 /// ...and where the column buffer has at least this many rows per row of the GEMM's output:
 /// per column, the implicit form copies the output's rows out of its stage where the buffer

@@ -137,6 +137,15 @@ std::string percent(double share) {
   return text;
 }
 
+// "30 rows of 29, 1 column shared": the grid's rows, its pitch and the padding columns
+// neighbouring rows share.
+std::string grid_size(const PaddedGrid& grid) {
+  return std::to_string(grid.height) + " rows of " + std::to_string(grid.width) +
+         (grid.shared > 0 ? ", " + std::to_string(grid.shared) + " column" +
+                                (grid.shared == 1 ? "" : "s") + " shared"
+                          : std::string());
+}
+
 }  // namespace
 
 std::string tap_classes_refusal(const Im2colOptions& options) {
@@ -187,11 +196,9 @@ std::string Im2colLayout::describe() const {
   const bool grid_columns = implicit && !pixel_offsets;
   out << (tile > 0 ? ", tile " + std::to_string(tile) + (grid_columns ? " grid columns" : " pixels")
                    : std::string())
-      << (grid_columns ? ", columns implicit (padded image " + std::to_string(grid.height) + "x" +
-                             std::to_string(grid.width) + ", " + std::to_string(grid.columns) +
-                             " grid columns)"
-          : implicit ? ", columns implicit by pixel offsets (padded images " +
-                           std::to_string(grid.height) + "x" + std::to_string(grid.width) + ")"
+      << (grid_columns ? ", columns implicit (padded image " + grid_size(grid) + ", " +
+                             std::to_string(grid.columns) + " grid columns)"
+          : implicit ? ", columns implicit by pixel offsets (padded images " + grid_size(grid) + ")"
                      : std::string())
       << (pointwise ? ", 1x1 shortcut" : "")
       << (tap_classes ? ", taps in_image (" + std::to_string(class_count) + " classes, " +
@@ -453,9 +460,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   } else if (layout.implicit) {
     // One image's group padded, a block's product before its output pixels are copied out,
     // and the rows' offsets in the padded image.
-    layout.col = pad16(checked_mul(conv.channels, checked_mul(grid.height, grid.width,
-                                                              "im2col padded image"),
-                                   "im2col padded image"));
+    layout.col = pad16(checked_mul(conv.channels, grid.plane, "im2col padded image"));
     layout.stage = pad16(checked_mul(out_rows, cols, "im2col stage"));
     layout.index = pad16(checked_mul(2, col_rows(conv), "im2col tap offsets"));
   }

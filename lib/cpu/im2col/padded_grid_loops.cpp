@@ -9,11 +9,13 @@ void pad_into_grid(const Im2colGeometry& g, const PaddedGrid& grid, const float*
                    float* padded) {
   // Grid row r holds x row r - pad_h, grid column s x column s - pad_w; a negative pad (the
   // transposed convolution of a problem padded beyond its kernel) starts the grid inside x.
+  // The columns a row shares with the next are the next row's left padding, and the plane's
+  // last `shared` floats its last row's: zeros all.
   const int64_t r0 = std::clamp<int64_t>(g.pad_h, 0, grid.height);
   const int64_t r1 = std::clamp<int64_t>(g.pad_h + g.in_h, r0, grid.height);
   const int64_t s0 = std::clamp<int64_t>(g.pad_w, 0, grid.width);
   const int64_t s1 = std::clamp<int64_t>(g.pad_w + g.in_w, s0, grid.width);
-  const int64_t plane = grid.height * grid.width;
+  const int64_t plane = grid.plane;
   for (int64_t c = 0; c < g.channels; ++c) {
     float* dst = padded + c * plane;
     const float* src = x_image + c * plane_elems(g);

@@ -9,7 +9,7 @@
 namespace convlab::im2col {
 
 /// Writes one image's group of channels (x_image, channel planes H*W apart) into its padded
-/// grid, [C/g, Hp, Wp]: x where the grid covers it, zeros elsewhere.
+/// grid, C/g planes of Hp rows at the grid's pitch: x where the grid covers it, zeros elsewhere.
 void pad_into_grid(const Im2colGeometry& g, const PaddedGrid& grid, const float* x_image,
                    float* padded);
 
