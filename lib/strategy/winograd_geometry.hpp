@@ -13,8 +13,9 @@
 /// rows = filter_rows: all Cd destination channels (U whole, transformed once per group), or,
 /// when the executor asks for filter blocks (the CPU), a block of them that each worker
 /// transforms for every chunk, so that U never leaves the cache (backward-filter: only when
-/// the tiles are one chunk, since dU sums over the chunks; the workers then share that chunk's
-/// transforms and split dU's blocks of rows instead of taking chunks).
+/// the tiles are one chunk, since dU sums over the chunks). Where the tiles are one chunk, the
+/// workers share that chunk's transforms and split the blocks of rows instead of taking
+/// chunks, so that each block of U is transformed once, not once per worker.
 /// Workspace (bytes, in this order):
 ///   library   the executor's library scratch (cuBLAS's workspace on the GPU, 0 on the CPU)
 ///   filter    filter_buffers x 4 pad(alpha^2 filter_point)   one, or one block per worker
@@ -63,8 +64,8 @@ struct WinogradLayout {
   int64_t filter_floats = 0;           ///< alpha^2 * filter_point, padded to the alignment
   int64_t input_floats = 0;            ///< alpha^2 * input_point, padded
   int64_t product_floats = 0;          ///< alpha^2 * product_point, padded
-  /// Executors: taking whole chunks, min(workers, chunks); or, backward-filter in blocks,
-  /// sharing its one chunk and taking blocks of dU rows, min(workers, blocks).
+  /// Executors: taking whole chunks, min(workers, chunks); or, in blocks over one chunk,
+  /// sharing it and taking blocks of U's (dU's) rows, min(workers, blocks).
   int64_t workers = 1;
   int64_t input_buffers = 1;  ///< sets of V and M/P: one per worker, or 1 shared
   int64_t partials = 0;       ///< private dUs: workers - 1 for bwd_filter over chunks, else 0
@@ -102,7 +103,9 @@ struct WinogradOptions {
   int64_t chunk_multiple = 1;     ///< auto rounds the chunk down to a multiple of this (>= 1)
   bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
   /// Destination channels per filter block: 0 keeps U whole; otherwise each worker transforms
-  /// U in blocks of this many rows (at most Cd) per chunk (backward-filter: if one chunk).
+  /// U in blocks of this many rows (at most Cd) per chunk (backward-filter: if one chunk). An
+  /// auto chunk that would hold every tile then stays whole (not cut per worker), and the
+  /// workers share it.
   int64_t filter_rows = 0;
 };
 
@@ -181,9 +184,10 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
         4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
     chunk = options.chunk_bytes / per_tile / options.chunk_multiple * options.chunk_multiple;
     if (chunk < options.min_chunk) chunk = options.min_chunk;
-    // Backward-filter whose tiles fit one chunk keeps it whole, so that its dU can go in
-    // blocks (split over the workers) instead of one private dU per worker's chunk.
-    const bool one_block_chunk = pass == Pass::backward_filter && want_blocks && chunk >= l.tiles;
+    // Tiles that fit one chunk stay one, so that the workers split U's (dU's) blocks over it:
+    // cut per worker, each worker would transform every block of U for its own chunk
+    // (backward-filter: sum a private dU).
+    const bool one_block_chunk = want_blocks && chunk >= l.tiles;
     if (options.chunk_per_worker && !one_block_chunk) {
       const int64_t share = (l.tiles + options.workers - 1) / options.workers;
       if (chunk > share) chunk = share;
@@ -204,7 +208,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.filter_floats = pad(checked_mul(points, l.filter_point, "filter transform"));
   l.input_floats = pad(checked_mul(points, l.input_point, "input transform"));
   l.product_floats = pad(checked_mul(points, l.product_point, "products"));
-  const bool shared = pass == Pass::backward_filter && blocks;
+  const bool shared = blocks && l.chunks == 1;
   const int64_t units = shared ? (l.dst_channels + l.filter_rows - 1) / l.filter_rows : l.chunks;
   l.workers = options.workers < units ? options.workers : units;
   l.input_buffers = shared ? 1 : l.workers;

@@ -5,6 +5,7 @@
 // the choice in the plan info; bitwise determinism across thread counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -249,21 +250,24 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
     }
   }
   set_num_threads(previous);
-  // Backward-filter in blocks when the tiles are one chunk (4 tiles of 8x8): a staging
-  // buffer and a block of dU per worker, one V and P they share; the workers split the 7
-  // blocks of 10 rows, and the auto chunk stays whole instead of one per thread.
+  // Blocks when the tiles are one chunk (4 tiles of 8x8): a block of U (dU) per worker, one
+  // V and M (P) they share, and backward-filter's staging buffer per worker; the workers split
+  // the 7 blocks of 10 rows, and the auto chunk stays whole instead of one per thread.
   const ConvProblem one_chunk = problem("mb1ic64ih8oc64kh3ph1");
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
-    for (const char* tiles : {"100000", "auto"}) {
-      auto blocked = winograd().plan(one_chunk, Pass::backward_filter,
-                                     {{"tiles", tiles}, {"filter_rows", "10"}});
-      EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk") << tiles;
-      EXPECT_EQ(detail(*blocked, "tiles_per_chunk"), "4") << tiles;
-      EXPECT_EQ(detail(*blocked, "chunk_workers"), std::to_string(threads)) << tiles;
-      EXPECT_EQ(blocked->workspace_bytes(),
-                4 * 36 * (threads * (16 * 64 + 16) + threads * (10 * 64 + 16) + 2 * (64 * 4 + 16)))
-          << "threads " << threads;
+    for (Pass pass : all_passes()) {
+      for (const char* tiles : {"100000", "auto"}) {
+        auto blocked =
+            winograd().plan(one_chunk, pass, {{"tiles", tiles}, {"filter_rows", "10"}});
+        EXPECT_EQ(detail(*blocked, "filter_rows"), "10 per block, per chunk") << tiles;
+        EXPECT_EQ(detail(*blocked, "tiles_per_chunk"), "4") << tiles;
+        EXPECT_EQ(detail(*blocked, "chunk_workers"), std::to_string(threads)) << tiles;
+        const int64_t staging = pass == Pass::backward_filter ? threads * (16 * 64 + 16) : 0;
+        EXPECT_EQ(blocked->workspace_bytes(),
+                  4 * 36 * (staging + threads * (10 * 64 + 16) + 2 * (64 * 4 + 16)))
+            << to_string(pass) << " threads " << threads;
+      }
     }
   }
   set_num_threads(previous);
@@ -310,37 +314,50 @@ TEST_F(CpuWinograd, AutoFilterBlocksOnlyWhereEachWorkerRunsOneChunk) {
     EXPECT_EQ(detail(*blocked, "tiles_per_chunk"), "64") << to_string(pass);
     EXPECT_EQ(detail(*blocked, "filter_rows"), "42 per block, per chunk") << to_string(pass);
   }
-  // Two threads split the 7x7 layer's tiles into two chunks, one per worker: still blocks.
+  // Two threads share the 7x7 layer's one chunk and split its blocks, where a chunk per
+  // worker would have each transform all of U: still blocks, of the same rows.
   set_num_threads(2);
-  auto two_workers = winograd().plan(one_chunk, Pass::forward, {});
-  EXPECT_EQ(detail(*two_workers, "chunk_workers"), "2");
-  EXPECT_EQ(detail(*two_workers, "filter_rows"), "42 per block, per chunk");
+  for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    auto two_workers = winograd().plan(one_chunk, pass, {});
+    EXPECT_EQ(detail(*two_workers, "chunk_workers"), "2") << to_string(pass);
+    EXPECT_EQ(detail(*two_workers, "tiles_per_chunk"), "64") << to_string(pass);
+    EXPECT_EQ(detail(*two_workers, "filter_rows"), "42 per block, per chunk") << to_string(pass);
+  }
   set_num_threads(previous);
 }
 
-// Backward-filter in blocks over one chunk: the workers share the chunk's transforms and take
-// blocks of dU rows, each summed over all tiles, so every thread count gives the same bits.
-TEST_F(CpuWinograd, BackwardFilterInBlocksSameBitsOnAnyThreadCount) {
+// Blocks over one chunk: the workers share the chunk's transforms and take blocks of U's rows
+// (backward-filter: dU's, each summed over all tiles), so every thread count gives the same
+// bits, and the result is within the bound.
+TEST_F(CpuWinograd, InBlocksOverOneChunkSameBitsOnAnyThreadCount) {
   const int previous = num_threads();
-  for (const char* d : {"mb2ic24ih9oc40kh3ph1", "g2mb3ic16ih7oc14kh3ph1"}) {
-    const ConvProblem p = problem(d);
-    std::vector<float> first;
-    for (int threads : {1, 2, 3}) {
-      set_num_threads(threads);
-      auto plan =
-          winograd().plan(p, Pass::backward_filter, {{"tiles", "100000"}, {"filter_rows", "6"}});
-      ASSERT_EQ(detail(*plan, "filter_rows"), "6 per block, per chunk");
-      std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
-      HostTensors t = make_inputs(p, Pass::backward_filter, run_seed());
-      plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
-      const std::vector<float> dw = t.w;
-      if (threads == 1) {
-        first = dw;
-        continue;
+  for (Pass pass : all_passes()) {
+    for (const char* d :
+         {"mb2ic24ih9oc40kh3ph1", "g2mb3ic16ih7oc14kh3ph1", "mb2ic40ih9oc24kh3ph1"}) {
+      const ConvProblem p = problem(d);
+      const int64_t rows = pass == Pass::backward_data ? p.c_per_group() : p.k_per_group();
+      const int64_t blocks = (rows + 5) / 6;
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        auto plan = winograd().plan(p, pass, {{"tiles", "100000"}, {"filter_rows", "6"}});
+        ASSERT_EQ(detail(*plan, "filter_rows"), "6 per block, per chunk") << to_string(pass);
+        const int64_t workers = std::min<int64_t>(threads, blocks);
+        ASSERT_EQ(detail(*plan, "chunk_workers"), std::to_string(workers)) << to_string(pass);
+        std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
+        HostTensors t = make_inputs(p, pass, run_seed());
+        plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
+        const std::vector<float> out = t.output(pass);
+        const AccuracyReport r = compare_with_reference(p, pass, t, out, plan->error_bound());
+        EXPECT_TRUE(r.within_bound) << r.detail << " " << to_string(pass) << " " << d;
+        if (threads == 1) {
+          first = out;
+          continue;
+        }
+        ASSERT_EQ(out.size(), first.size());
+        EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
+            << to_string(pass) << " " << d << ": " << threads << " threads differ from 1";
       }
-      ASSERT_EQ(dw.size(), first.size());
-      EXPECT_EQ(std::memcmp(dw.data(), first.data(), dw.size() * sizeof(float)), 0)
-          << d << ": " << threads << " threads differ from 1";
     }
   }
   set_num_threads(previous);

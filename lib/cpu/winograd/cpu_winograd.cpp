@@ -51,21 +51,22 @@
 //   (+ 16 = kWinogradCpuPointSkew: one cache line between the points' matrices, so that a
 //   tile transform's 36 streams do not share a cache set when the matrix is a power-of-two
 //   size; the per-point GEMMs step by these point strides)
-//   workers = min(T, chunks); backward-filter in blocks: min(T, blocks of dU rows)
+//   workers = min(T, chunks); in blocks over one chunk: min(T, blocks of U's or dU's rows)
 //   staging = backward-filter: alpha^2 (16 * 64 + 16), one worker's staging buffer; else 0
 //   bytes   = 4 (workers staging + filter (buffers + partials) + inputs (input + product)),
 //             partials = workers - 1 for backward-filter over chunks (a private dU each),
-//             else 0; inputs = workers, or 1 for backward-filter in blocks (shared)
+//             else 0; inputs = workers, or 1 in blocks over one chunk (shared)
 //
 // Threads (T = convlab::num_threads() at plan time, OpenMP). Each worker runs whole chunks
 // (transforms and GEMMs, the GEMMs single-threaded) in its own V and M/P: one fork and join
 // per group, where splitting every stage of every chunk cost three (on a loaded 2-core VM
 // those barriers made two threads 3-7x slower than one). Forward and backward-data deal the
 // chunks round-robin; a chunk's operations do not depend on who runs it, so their results
-// are bitwise independent of T. Backward-filter gives each worker a contiguous run of chunks
-// summed into its own dU, added in worker order: deterministic for a fixed T (as cpu.im2col);
-// in blocks (one chunk) the workers share its transforms and take blocks of dU rows, each
-// summed over all tiles: independent of T.
+// are bitwise independent of T; in blocks over one chunk the workers share its transforms and
+// take blocks of U's rows, the one-thread plan's blocks: independent of T too. Backward-filter
+// gives each worker a contiguous run of chunks summed into its own dU, added in worker order:
+// deterministic for a fixed T (as cpu.im2col); in blocks (one chunk) the workers share its
+// transforms and take blocks of dU rows, each summed over all tiles: independent of T.
 //
 // Error bound (normwise per output plane, accuracy.hpp). Each stage is a short fixed sum, so
 // the standard componentwise analysis of a chain of products bounds one tile's error by
@@ -245,6 +246,32 @@ class WinogradPlan final : public Plan {
     const int64_t cd = l_.dst_channels, block = l_.filter_rows;
     const bool blocked = block < cd;
     for (int64_t g = 0; g < p_.groups; ++g) {
+      if (blocked && l_.input_buffers == 1 && l_.workers > 1) {
+        // One chunk, shared: the workers transform contiguous parts of its tiles, then take
+        // blocks of U's rows round-robin, each transformed, multiplied over all tiles and
+        // its rows of the output written while in cache. Every block of U is transformed
+        // once, where a chunk per worker would have each transform all of U. A tile's
+        // transforms and a block's products do not depend on who runs them: the result is
+        // the one-thread plan's, whose one chunk runs the same blocks.
+        float* v = buffers(0);
+        float* prod = v + l_.input_floats;
+        run_workers([&](int64_t w) {
+          const int64_t first = l_.tiles * w / l_.workers;
+          const int64_t count = l_.tiles * (w + 1) / l_.workers - first;
+          if (count > 0) transform_input(g, src, first, count, v + first);
+        });
+        const int64_t blocks = (cd + block - 1) / block;
+        run_workers([&](int64_t w) {
+          float* own_block = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
+          for (int64_t b = w; b < blocks; b += l_.workers) {
+            const int64_t r0 = b * block, rows = std::min(block, cd - r0);
+            transform_filter(g, t.w, own_block, r0, rows, 1);
+            multiply(own_block, v, prod, l_.tiles, r0, rows);
+            transform_output(g, dst, 0, l_.tiles, prod, r0, rows);
+          }
+        });
+        continue;
+      }
       if (!blocked) transform_filter(g, t.w, u, 0, cd, threads_);
       // Chunks dealt round-robin: a chunk's tiles and operations do not depend on who runs
       // it, so the result is the same for any thread count.
@@ -267,7 +294,7 @@ class WinogradPlan final : public Plan {
               multiply(own_block, v, prod, count, r0, rows);
             }
           }
-          transform_output(g, dst, t0, count, prod);
+          transform_output(g, dst, t0, count, prod, 0, cd);
         }
       });
     }
@@ -367,12 +394,14 @@ class WinogradPlan final : public Plan {
     }
   }
 
-  // dst tile = A^T M A, the part inside the image written.
-  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod) const {
+  // dst tile = A^T M A for the destination channels [r0, r0 + rows), the part inside the
+  // image written.
+  void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod,
+                        int64_t r0, int64_t rows) const {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
     for_each_run(t0, count, l_.dst_h, l_.dst_w, dst_total() * plane, 0, 0, l_.product_point,
                  [&](const TileRun& run, int64_t at) {
-                   for (int64_t k = 0; k < cd; ++k) {
+                   for (int64_t k = r0; k < r0 + rows; ++k) {
                      kernels_.output(M, prod + k * l_.chunk + at, run, dst + (g * cd + k) * plane);
                    }
                  });
@@ -553,8 +582,9 @@ int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValu
 
 WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobValues& knobs) {
   WinogradOptions options = cpu_winograd_options(knobs);
-  // Forward and backward-data chunks do not depend on the filter blocks; backward-filter's
-  // rule for blocks does not look at its chunks.
+  // The rule for blocks looks at the chunks of U whole (forward and backward-data: cut one per
+  // worker) or not at all (backward-filter); with blocks, tiles that fit one chunk then stay
+  // one, shared by the workers.
   options.filter_rows = cpu_winograd_filter_rows(p, pass, knobs, options.m,
                                                  winograd_layout(p, pass, options));
   // The chunk and the workers do not depend on the library scratch, so the first layout
