@@ -195,22 +195,16 @@ class WinogradPlan final : public Plan {
           const int64_t cs = l_.src_channels;
           float* v = buffers(0);
           float* prod = v + l_.input_floats;
-          run_workers([&](int64_t w) {
-            const int64_t first = l_.tiles * w / l_.workers;
-            const int64_t count = l_.tiles * (w + 1) / l_.workers - first;
-            if (count == 0) return;
-            transform_input_transposed(g, t.x, first, count, v + first * cs, staging(w));
-            transform_gradient(g, t.y, first, count, prod + first);
-          });
-          const int64_t blocks = (kg + block - 1) / block;
-          run_workers([&](int64_t w) {
-            float* own = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
-            for (int64_t b = w; b < blocks; b += l_.workers) {
-              const int64_t r0 = b * block, rows = std::min(block, kg - r0);
-              accumulate_filter(own, v, prod, l_.tiles, r0, rows, false);
-              write_filter(g, own, r0, rows, t.w, 1);
-            }
-          });
+          run_shared_chunk(
+              base,
+              [&](int64_t w, int64_t first, int64_t count) {
+                transform_input_transposed(g, t.x, first, count, v + first * cs, staging(w));
+                transform_gradient(g, t.y, first, count, prod + first);
+              },
+              [&](float* own, int64_t r0, int64_t rows) {
+                accumulate_filter(own, v, prod, l_.tiles, r0, rows, false);
+                write_filter(g, own, r0, rows, t.w, 1);
+              });
           continue;
         }
         // Contiguous runs of chunks per worker, summed in worker order: the result depends
@@ -255,21 +249,16 @@ class WinogradPlan final : public Plan {
         // the one-thread plan's, whose one chunk runs the same blocks.
         float* v = buffers(0);
         float* prod = v + l_.input_floats;
-        run_workers([&](int64_t w) {
-          const int64_t first = l_.tiles * w / l_.workers;
-          const int64_t count = l_.tiles * (w + 1) / l_.workers - first;
-          if (count > 0) transform_input(g, src, first, count, v + first);
-        });
-        const int64_t blocks = (cd + block - 1) / block;
-        run_workers([&](int64_t w) {
-          float* own_block = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
-          for (int64_t b = w; b < blocks; b += l_.workers) {
-            const int64_t r0 = b * block, rows = std::min(block, cd - r0);
-            transform_filter(g, t.w, own_block, r0, rows, 1);
-            multiply(own_block, v, prod, l_.tiles, r0, rows);
-            transform_output(g, dst, 0, l_.tiles, prod, r0, rows);
-          }
-        });
+        run_shared_chunk(
+            base,
+            [&](int64_t, int64_t first, int64_t count) {
+              transform_input(g, src, first, count, v + first);
+            },
+            [&](float* own, int64_t r0, int64_t rows) {
+              transform_filter(g, t.w, own, r0, rows, 1);
+              multiply(own, v, prod, l_.tiles, r0, rows);
+              transform_output(g, dst, 0, l_.tiles, prod, r0, rows);
+            });
         continue;
       }
       if (!blocked) transform_filter(g, t.w, u, 0, cd, threads_);
@@ -308,6 +297,25 @@ class WinogradPlan final : public Plan {
     // As many iterations as threads: one each. One worker runs no region (a team of another
     // size than the transforms' would make the OpenMP runtime allocate a new one inside run()).
     parallel_for(l_.workers, static_cast<int>(l_.workers), body);
+  }
+
+  // The one chunk of filter blocks, shared: worker w transforms the contiguous part [first,
+  // first + count) of its tiles, transform(w, first, count); then the workers take the blocks
+  // of filter_rows destination rows round-robin, block(the worker's block buffer, r0, rows).
+  template <class Transform, class Block>
+  void run_shared_chunk(char* base, Transform transform, Block block) const {
+    run_workers([&](int64_t w) {
+      const int64_t first = l_.tiles * w / l_.workers;
+      const int64_t count = l_.tiles * (w + 1) / l_.workers - first;
+      if (count > 0) transform(w, first, count);
+    });
+    const int64_t rows = l_.dst_channels, step = l_.filter_rows;
+    run_workers([&](int64_t w) {
+      float* own = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
+      for (int64_t r0 = w * step; r0 < rows; r0 += l_.workers * step) {
+        block(own, r0, std::min(step, rows - r0));
+      }
+    });
   }
 
   int64_t src_total() const { return l_.src_total; }
