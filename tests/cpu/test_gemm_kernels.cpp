@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -46,21 +47,39 @@ struct OpA {
   }
 };
 
-// With `indexed`, A is stored twice as wide along the indexed dimension plus 3, and the index
-// picks an increasing selection of its columns with gaps (as a tap class picks filter columns).
+// How A's columns are read: in order, or through an index of nearby columns or of far ones.
+enum class AIndex { none, near, far };
+
+// Runs of kRun columns each kFarStride columns apart, in a shuffled order: the far index (as
+// cpu.im2col's transposed backward-data reads R*S taps of each of the filter's rows).
+constexpr int64_t kRun = 3, kFarStride = 40;
+
+// With an index, A is stored wider along the indexed dimension. A near index picks an
+// increasing selection of its columns with gaps (as a tap class picks filter columns), over
+// twice the width plus 3; a far one picks runs of kRun columns, kFarStride apart, in a shuffled
+// order (jumps back and forth of more than a cache line).
 // With `indexed_b`, B's rows start at offsets that overlap and go back and forth (as the
 // implicit column buffer's rows do in a padded image).
 void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& rng,
-           bool indexed = false, bool indexed_b = false) {
+           AIndex a_index = AIndex::none, bool indexed_b = false) {
+  const bool indexed = a_index != AIndex::none;
   const int64_t along = trans_a ? s.m : s.k;  // the dimension the index selects
+  const int64_t runs = (along + kRun - 1) / kRun;
   std::vector<int64_t> index;
-  if (indexed) {
+  if (a_index == AIndex::near) {
     std::bernoulli_distribution skip(0.5);
     for (int64_t column = 0; static_cast<int64_t>(index.size()) < along; ++column) {
       if (!skip(rng) || column >= along + 3) index.push_back(column);
     }
+  } else if (a_index == AIndex::far) {
+    std::vector<int64_t> order(static_cast<std::size_t>(runs));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int64_t l = 0; l < along; ++l) index.push_back(order[l / kRun] * kFarStride + l % kRun);
   }
-  const int64_t stored = indexed ? 2 * along + 3 : along;
+  const int64_t stored = a_index == AIndex::near  ? 2 * along + 3
+                         : a_index == AIndex::far ? runs * kFarStride
+                                                  : along;
   const int64_t lda = stored + s.lda_extra, ldb = s.n + s.ldb_extra, ldc = s.n + s.ldc_extra;
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<float> a(trans_a ? extent(s.k, stored, lda) : extent(s.m, stored, lda));
@@ -72,9 +91,7 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
   int64_t b_size = extent(s.k, s.n, ldb);
   for (int64_t start : b_index) b_size = std::max(b_size, start + s.n);
   std::vector<float> b(static_cast<std::size_t>(b_size));
-  auto b_at = [&](int64_t l, int64_t j) {
-    return indexed_b ? b[b_index[l] + j] : b[l * ldb + j];
-  };
+  auto b_at = [&](int64_t l, int64_t j) { return indexed_b ? b[b_index[l] + j] : b[l * ldb + j]; };
   std::vector<float> c(extent(s.m, s.n, ldc));
   for (float& x : a) x = value(rng);
   for (float& x : b) x = value(rng);
@@ -98,9 +115,12 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
       // Each sum of k products rounds at most k + 2 times (float, u = 2^-24).
       const double bound = (s.k + 2) * std::ldexp(1.0, -24) * magnitude + 1e-30;
       ASSERT_LE(std::abs(c[i * ldc + j] - exact), bound)
-          << to_string(isa) << (trans_a ? " A^T " : " ") << (indexed ? "indexed " : "")
-          << (indexed_b ? "B indexed " : "") << s.m
-          << "x" << s.n << "x" << s.k << " beta " << beta << " at (" << i << ", " << j << ")";
+          << to_string(isa) << (trans_a ? " A^T " : " ")
+          << (a_index == AIndex::near  ? "indexed "
+              : a_index == AIndex::far ? "far-indexed "
+                                       : "")
+          << (indexed_b ? "B indexed " : "") << s.m << "x" << s.n << "x" << s.k << " beta " << beta
+          << " at (" << i << ", " << j << ")";
     }
   }
   // Between rows of C (the stride's padding) nothing is written.
@@ -142,9 +162,11 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
       for (const Shape& s : shapes) {
         for (float beta : {0.0f, 1.0f}) {
           check(entry.value, trans_a, s, beta, rng);
-          check(entry.value, trans_a, s, beta, rng, /*indexed=*/true);
-          check(entry.value, trans_a, s, beta, rng, /*indexed=*/false, /*indexed_b=*/true);
-          check(entry.value, trans_a, s, beta, rng, /*indexed=*/true, /*indexed_b=*/true);
+          for (AIndex a_index : {AIndex::near, AIndex::far}) {
+            check(entry.value, trans_a, s, beta, rng, a_index);
+            check(entry.value, trans_a, s, beta, rng, a_index, /*indexed_b=*/true);
+          }
+          check(entry.value, trans_a, s, beta, rng, AIndex::none, /*indexed_b=*/true);
         }
       }
     }
@@ -206,8 +228,8 @@ TEST(StridedRows, EveryIsaEveryWidth) {
             const float source = inside ? src[static_cast<std::size_t>(r * src_stride + p)] : 0;
             const float expected = !inside ? -7.0f : add ? source - 7.0f : source;
             ASSERT_EQ(dst[static_cast<std::size_t>(e)], expected)
-                << entry.name << (add ? " add" : " copy") << " width " << width << " rows "
-                << rows << " at " << e;
+                << entry.name << (add ? " add" : " copy") << " width " << width << " rows " << rows
+                << " at " << e;
           }
         }
       }
@@ -233,8 +255,7 @@ TEST(StridedRows, BlocksLandWhereTheirOffsetsSay) {
       blocks.dst_outer = blocks.inner * blocks.dst_inner + 7;
       std::vector<float> src(static_cast<std::size_t>(blocks.outer * blocks.src_outer));
       for (std::size_t e = 0; e < src.size(); ++e) src[e] = static_cast<float>(e) + 0.25f;
-      std::vector<float> dst(static_cast<std::size_t>(blocks.outer * blocks.dst_outer + 16),
-                             -7.0f);
+      std::vector<float> dst(static_cast<std::size_t>(blocks.outer * blocks.dst_outer + 16), -7.0f);
       std::vector<float> want = dst;
       for (int64_t u = 0; u < blocks.outer; ++u)
         for (int64_t v = 0; v < blocks.inner; ++v)
@@ -245,8 +266,8 @@ TEST(StridedRows, BlocksLandWhereTheirOffsetsSay) {
                   src[static_cast<std::size_t>(u * blocks.src_outer + v * blocks.src_inner +
                                                r * src_stride + p)];
             }
-      cpu_gemm::copy_rows(entry.value, src.data(), src_stride, rows, width, dst.data(),
-                          dst_stride, blocks);
+      cpu_gemm::copy_rows(entry.value, src.data(), src_stride, rows, width, dst.data(), dst_stride,
+                          blocks);
       for (std::size_t e = 0; e < dst.size(); ++e) {
         ASSERT_EQ(dst[e], want[e]) << entry.name << " width " << width << " at " << e;
       }

@@ -36,7 +36,9 @@ inline constexpr int64_t kUnpackedSgemmDepth = 256;
 /// gives op(A)[i, l] = a[i*lda + a_index[l]] (k entries), A stored [*, m] (trans_a) gives
 /// op(A)[i, l] = a[l*lda + a_index[i]] (m entries). cpu.im2col's tap classes multiply only
 /// the filter columns of the taps that read inside the image this way
-/// (strategy/im2col_tap_classes.hpp).
+/// (strategy/im2col_tap_classes.hpp). Where the index of A stored [m, *] jumps more than a
+/// cache line between some of its entries, the product fetches the rows' floats at each jump
+/// ahead of the steps that read them (the same sums).
 ///
 /// With `b_index` (k entries), B's row l is the n floats at b + b_index[l], and ldb is not
 /// read: rows may overlap. cpu.im2col's implicit column buffer reads the taps of a padded
