@@ -437,17 +437,19 @@ TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (auto mode : {im2col::ParallelMode::automatic, im2col::ParallelMode::images,
-                      im2col::ParallelMode::gemm, im2col::ParallelMode::channels}) {
+                      im2col::ParallelMode::gemm, im2col::ParallelMode::channels,
+                      im2col::ParallelMode::in_channels}) {
       im2col::Im2colOptions options;
       options.parallel = mode;
-      options.taps = im2col::TapMode::in_image;  // channels mode splits the classes' GEMMs
+      options.taps = im2col::TapMode::in_image;  // the channels modes split the classes' GEMMs
       options.backend = im2col::GemmBackend::unpacked;
       const im2col::Im2colLayout layout = im2col::im2col_layout(p, Pass::forward, options, threads);
       const int64_t own = layout.workers;
       EXPECT_EQ(own * layout.gemm_threads, threads) << to_string(mode);
       if (mode == im2col::ParallelMode::gemm) EXPECT_EQ(own, 1);
-      if (mode == im2col::ParallelMode::channels && threads > 1) {
-        EXPECT_EQ(layout.mode, im2col::ParallelMode::channels);
+      if ((mode == im2col::ParallelMode::channels || mode == im2col::ParallelMode::in_channels) &&
+          threads > 1) {
+        EXPECT_EQ(layout.mode, mode);
       }
       const auto plan = im2col::CpuIm2col(options).plan(p, Pass::forward);
       std::map<std::string, std::string> details(plan->info().details.begin(),
@@ -581,9 +583,10 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                   pass == Pass::backward_data && p.stride_h == 1 && p.stride_w == 1;
               const Im2colGeometry g =
                   transposed ? transposed_geometry(p) : make_im2col_geometry(p, 1);
-              // A worker's images: its slice's, or (channels mode) every image.
+              // A worker's images: its slice's, or (the channels modes) every image.
               const int64_t longest =
-                  layout.mode == im2col::ParallelMode::channels
+                  layout.mode == im2col::ParallelMode::channels ||
+                          layout.mode == im2col::ParallelMode::in_channels
                       ? p.n
                       : std::min(p.n, (p.groups * p.n + workers - 1) / workers);
               int64_t largest_col = 0, widest = 0, most_taps = 0, block_rows = 0, staged = 0;
@@ -633,9 +636,12 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                 gemm_cols = widest;
               }
             }
-            // Channels mode's workers sum disjoint rows of dW: no partials.
+            // Channels mode's workers sum disjoint rows of dW: no partials; split by input
+            // channels, each extra worker sums a whole output of its own.
             const int64_t partial =
-                pass == Pass::backward_filter && layout.mode != im2col::ParallelMode::channels
+                layout.mode == im2col::ParallelMode::in_channels
+                    ? pad16(pass == Pass::forward ? p.y_elems() : p.x_elems())
+                : pass == Pass::backward_filter && layout.mode != im2col::ParallelMode::channels
                     ? pad16(p.w_elems())
                     : 0;
             // The GEMM's buffers: Eigen's blocking of the pass's widest GEMM; for the unpacked
@@ -989,10 +995,12 @@ TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
   set_num_threads(2);
 }
 
-// Channels mode: automatic where images mode would run a share of the products in class GEMMs
-// narrower than a vector (the exact corner classes of a 7x7 backward-data at two threads),
-// not where that share is small (14x14) or none (forward's merged classes), nor with few
-// rows per part; asked for without tap classes, refused with the reason.
+// The channels modes: automatic where images mode would run a share of the products in class
+// GEMMs narrower than a vector (the exact corner classes of a 7x7 backward-data at two
+// threads), not where that share is small (14x14) or none (forward's merged classes), nor
+// with few rows per part; split by input channels in forward and the transposed
+// backward-data where there are as many as output rows and each thread gets 64 of them; asked
+// for without tap classes, refused with the reason.
 TEST(CpuIm2col, ChannelsModeWhereItPays) {
   using im2col::ParallelMode;
   im2col::Im2colOptions unpacked;
@@ -1000,13 +1008,23 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
   const ConvProblem seven = testing::problem("mb16ic128ih7oc128kh3ph1");
   const ConvProblem fourteen = testing::problem("mb16ic128ih14oc128kh3ph1");
   const ConvProblem few_rows = testing::problem("mb16ic32ih7oc32kh3ph1");
+  const ConvProblem few_inputs = testing::problem("mb16ic96ih7oc128kh3ph1");  // 48 a thread
+  const ConvProblem wide = testing::problem("mb16ic128ih7oc256kh3ph1");
   const auto mode = [&](const ConvProblem& p, Pass pass, int threads) {
     return im2col::im2col_layout(p, pass, unpacked, threads).mode;
   };
   // At 8 images a worker, every 7x7 class is short of its one-thread width; at 14x14 only
   // the edges and the rows (19 % of the products), so images mode keeps those.
-  EXPECT_EQ(mode(seven, Pass::backward_data, 2), ParallelMode::channels);
-  EXPECT_EQ(mode(seven, Pass::forward, 2), ParallelMode::channels);
+  EXPECT_EQ(mode(seven, Pass::backward_data, 2), ParallelMode::in_channels);
+  EXPECT_EQ(mode(seven, Pass::forward, 2), ParallelMode::in_channels);
+  EXPECT_EQ(mode(few_inputs, Pass::forward, 2), ParallelMode::channels);
+  // Fewer input channels than output rows: the partial outputs cost more than the copies save;
+  // the transposed backward-data has them the other way round.
+  EXPECT_EQ(mode(wide, Pass::forward, 2), ParallelMode::channels);
+  EXPECT_EQ(mode(wide, Pass::backward_data, 2), ParallelMode::in_channels);
+  // 42 input channels a thread.
+  EXPECT_EQ(mode(testing::problem("mb16ic128ih7oc160kh3ph1"), Pass::forward, 3),
+            ParallelMode::channels);
   EXPECT_EQ(mode(fourteen, Pass::backward_data, 2), ParallelMode::images);
   EXPECT_EQ(mode(fourteen, Pass::forward, 2), ParallelMode::images);
   EXPECT_EQ(mode(few_rows, Pass::backward_data, 2), ParallelMode::images);
@@ -1016,19 +1034,31 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
   EXPECT_EQ(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 2).partial, 0);
   EXPECT_GT(im2col::im2col_layout(fourteen, Pass::backward_filter, unpacked, 2).partial, 0);
 
-  const im2col::Im2colLayout layout =
-      im2col::im2col_layout(seven, Pass::backward_data, unpacked, 2);
-  EXPECT_EQ(layout.workers, 2);
-  EXPECT_EQ(layout.gemm_threads, 1);
-  // Each worker batches the whole batch's images, as one thread does, in buffers of its own;
-  // the flipped filter is one for all.
-  const im2col::Im2colLayout one = im2col::im2col_layout(seven, Pass::backward_data, unpacked, 1);
-  EXPECT_EQ(layout.class_images, one.class_images);
-  const auto flipped = static_cast<std::size_t>(4 * one.flipped);
-  EXPECT_EQ(layout.workspace_bytes - flipped, 2 * (one.workspace_bytes - flipped));
-  EXPECT_NE(layout.describe().find("parallel channels (2 workers, 2 threads, gemm 1)"),
-            std::string::npos)
-      << layout.describe();
+  for (const ParallelMode asked_mode : {ParallelMode::channels, ParallelMode::in_channels}) {
+    im2col::Im2colOptions options = unpacked;
+    options.parallel = asked_mode;
+    const im2col::Im2colLayout layout =
+        im2col::im2col_layout(seven, Pass::backward_data, options, 2);
+    EXPECT_EQ(layout.mode, asked_mode);
+    EXPECT_EQ(layout.workers, 2);
+    EXPECT_EQ(layout.gemm_threads, 1);
+    // Each worker batches the whole batch's images, as one thread does, in buffers of its
+    // own; the flipped filter is one for all; split by input channels, the second worker sums
+    // into a dx of its own.
+    const im2col::Im2colLayout one =
+        im2col::im2col_layout(seven, Pass::backward_data, options, 1);
+    EXPECT_EQ(one.mode, ParallelMode::gemm);
+    EXPECT_EQ(layout.class_images, one.class_images);
+    const auto flipped = static_cast<std::size_t>(4 * one.flipped);
+    const int64_t partial = asked_mode == ParallelMode::in_channels ? seven.x_elems() : 0;
+    EXPECT_EQ(layout.partial, partial);  // already a multiple of 16
+    EXPECT_EQ(layout.workspace_bytes - flipped,
+              2 * (one.workspace_bytes - flipped) + static_cast<std::size_t>(4 * partial));
+    EXPECT_NE(layout.describe().find(std::string("parallel ") + to_string(asked_mode) +
+                                     " (2 workers, 2 threads, gemm 1)"),
+              std::string::npos)
+        << layout.describe();
+  }
 
   im2col::Im2colOptions asked = unpacked;
   asked.parallel = ParallelMode::channels;
@@ -1043,6 +1073,63 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
       EXPECT_NE(std::string(e.what()).find("parallel=channels"), std::string::npos) << e.what();
     }
   }
+  // The input channels' split runs the tap classes' forward GEMMs only: refused without tap
+  // classes, in backward-filter, and in the adjoint (strided) backward-data, with the reason.
+  asked.parallel = ParallelMode::in_channels;
+  const ConvProblem strided = testing::problem("mb4ic64ih7oc64kh3ph1sh2");
+  const std::pair<ConvProblem, Pass> refused[] = {{large, Pass::forward},
+                                                  {large, Pass::backward_data},
+                                                  {seven, Pass::backward_filter},
+                                                  {strided, Pass::backward_data}};
+  for (const auto& [p, pass] : refused) {
+    const Support support = im2col::CpuIm2col(asked).supports(p, pass);
+    EXPECT_FALSE(support) << p.descriptor() << " " << to_string(pass);
+    EXPECT_NE(support.reason.find("parallel=in_channels on " + p.descriptor()), std::string::npos)
+        << support.reason;
+  }
+  EXPECT_TRUE(im2col::CpuIm2col(asked).supports(strided, Pass::forward));
+}
+
+// Split by input channels, every pass it runs is exact on integer data at any thread count
+// (each worker's blocks, added in worker order), bitwise the same from run to run at a fixed
+// thread count, and stays inside its workspace, partial outputs included; a worker whose
+// share of some class is empty (3 channels at 4 threads) still writes its whole output.
+TEST(CpuIm2col, InChannelsModeIsExactAndDeterministic) {
+  const std::vector<ConvProblem> problems = {
+      testing::problem("mb5ic20ih7oc40kh3ph1"), testing::problem("mb3ic3ih9oc7kh3ph1"),
+      testing::problem("mb4ic18ih11oc12kh3ph1sh2"), testing::problem("g2mb3ic12ih8oc18kh5ph2"),
+      testing::problem("mb2ic6ih6oc9kh3ph2dh1"), testing::problem("mb2ic40ih5oc30kh3ph1")};
+  im2col::Im2colOptions options;
+  options.backend = im2col::GemmBackend::unpacked;
+  options.taps = im2col::TapMode::in_image;
+  options.parallel = im2col::ParallelMode::in_channels;
+  const im2col::CpuIm2col algo(options);
+  const uint64_t seed = run_seed() + 11;
+  for (int threads : {1, 2, 3, 4}) {
+    set_num_threads(threads);
+    const auto summary = check_corpus(algo, problems, all_passes(), seed, Fill::integers);
+    const std::string label = std::to_string(threads) + " threads, parallel in_channels";
+    EXPECT_TRUE(report_corpus("cpu.im2col", label, summary, seed)) << label;
+    // Forward for every problem, backward-data for the five of stride 1.
+    EXPECT_EQ(summary.passed, 6 + 5) << label;
+    for (const std::string& reason : summary.unsupported_reasons) {
+      EXPECT_NE(reason.find("parallel=in_channels"), std::string::npos) << reason;
+    }
+    for (const ConvProblem& p : problems) {
+      for (Pass pass : all_passes()) {
+        if (!algo.supports(p, pass)) continue;
+        EXPECT_EQ(im2col::im2col_layout(p, pass, options, threads).mode,
+                  threads > 1 ? im2col::ParallelMode::in_channels : im2col::ParallelMode::gemm);
+        const HostTensors host = make_inputs(p, pass, run_seed());
+        auto plan = algo.plan(p, pass);
+        const std::vector<float> first = run_within_workspace(*plan, p, pass, host);
+        const std::vector<float> again = run_within_workspace(*plan, p, pass, host);
+        EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)), 0)
+            << p.descriptor() << " " << to_string(pass) << ", " << threads << " threads";
+      }
+    }
+  }
+  set_num_threads(2);
 }
 
 // Channels mode gives every output element to one thread's dot product, summed as with one

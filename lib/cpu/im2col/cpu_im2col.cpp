@@ -93,15 +93,20 @@
 // everything and the GEMM library gets T threads, in "channels" mode (tap classes) each of T
 // workers runs every image for its share of each class GEMM's output rows, copying every
 // column buffer itself (each output element is still one dot product in the one-thread order:
-// the bits do not depend on T). Backward-filter in images mode gives each
-// extra worker a private dW ("partial") added into dw in worker order afterwards (the
-// threads split the elements of that sum), so the result depends on T but not on
-// scheduling: deterministic for a fixed thread count.
+// the bits do not depend on T), in "in_channels" mode (the tap classes of forward and the
+// transposed backward-data) each of T workers runs every image for its share of each class
+// GEMM's input-channel blocks, all output rows, into an output of its own. Backward-filter in
+// images mode gives each extra worker a private dW ("partial"), in_channels mode a private y
+// or dx, added into the output in worker order afterwards (the threads split the elements of
+// that sum), so the result depends on T but not on scheduling: deterministic for a fixed
+// thread count.
 //
 // Workspace (floats; pad16 rounds up to a multiple of 16 so each buffer is 64-byte aligned):
 //   col     = pointwise ? 0 : pad16(L * (tiled ? min(T, P) : b*P))
 //   stage   = b > 1 ? pad16(Kg * b*P) : 0
-//   partial = bwd_filter ? pad16(K * L) : 0
+//   partial = bwd_filter in images mode ? pad16(K * L)
+//             : in_channels mode ? pad16(N*K*OH*OW) (forward), pad16(N*C*H*W) (backward-data)
+//             : 0
 //   gemm    = the GEMM's scratch (gemm.hpp)
 //   tap classes: col = pad16(max_k Cb_k*taps_k * b_k*P_k), Cb_k = Cg for the adjoint
 //                backward-data, else a block of min(Cg, max(1, 256 / taps_k)) channels,
@@ -136,6 +141,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <utility>
 
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
@@ -168,8 +174,8 @@ struct RowRange {
   int64_t begin = 0, end = 0;
 };
 
-// Which of a class GEMM's output rows a worker computes: part `index` of `count` (channels
-// mode), or all of them.
+// Which share of the class GEMMs a worker computes: part `index` of `count` of their output
+// rows (channels mode) or of their input channels' blocks (in_channels mode), or all of them.
 struct RowPart {
   int64_t index = 0, count = 1;
   // This part's [begin, end) of n rows, cut at multiples of `unit` (the GEMM's register tile
@@ -259,13 +265,14 @@ class Im2colPlan final : public Plan {
           if (!failure) failure = std::current_exception();
         }
       };
-      const bool reduce = pass_ == Pass::backward_filter && layout_.partial > 0;
+      const bool reduce = layout_.partial > 0;
 #ifdef _OPENMP
       const int workers = static_cast<int>(layout_.workers);
 #pragma omp parallel num_threads(workers)
       {
         // After the barrier every thread adds its own range of elements: the serial sum of a
         // 9 MiB dW cost a tenth of a two-thread backward-filter pass on ResNet-50's 7x7 layer.
+        // The partials are dW's (images mode) or the output's (in_channels mode).
         const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
         if (layout_.flipped > 0) {
           flip_filter(t.w, flipped_of(base), thread, threads);
@@ -273,12 +280,12 @@ class Im2colPlan final : public Plan {
         }
         for (int64_t v = thread; v < layout_.workers; v += threads) slice(v);
 #pragma omp barrier
-        if (reduce && !failure) reduce_partials(t.w, base, thread, threads);
+        if (reduce && !failure) reduce_partials(t, base, thread, threads);
       }
 #else
       if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
       for (int64_t v = 0; v < layout_.workers; ++v) slice(v);
-      if (reduce && !failure) reduce_partials(t.w, base, 0, 1);
+      if (reduce && !failure) reduce_partials(t, base, 0, 1);
 #endif
       if (failure) std::rethrow_exception(failure);
     } else {
@@ -326,15 +333,28 @@ class Im2colPlan final : public Plan {
     flip_filter_rows(p_, w, rows * part / parts, rows * (part + 1) / parts, flipped);
   }
 
-  // The worker-order sum dw = dw_0 + dw_1 + ... (worker 0 accumulated into dw itself), over
-  // part `part` of `parts` contiguous element ranges: each element is summed in the same
-  // order however the ranges are split, so the bits do not depend on the split.
-  void reduce_partials(float* dw, float* base, int part, int parts) const {
-    const int64_t elems = p_.w_elems();
+  // The pass's output: y, dx or dW, with its element count.
+  std::pair<float*, int64_t> output_of(const Tensors& t) const {
+    switch (pass_) {
+      case Pass::forward:
+        return {t.y, p_.y_elems()};
+      case Pass::backward_data:
+        return {t.x, p_.x_elems()};
+      case Pass::backward_filter:
+        break;
+    }
+    return {t.w, p_.w_elems()};
+  }
+
+  // The worker-order sum out = out_0 + out_1 + ... of the output (worker 0 accumulated into
+  // it itself), over part `part` of `parts` contiguous element ranges: each element is summed
+  // in the same order however the ranges are split, so the bits do not depend on the split.
+  void reduce_partials(const Tensors& t, float* base, int part, int parts) const {
+    const auto [out, elems] = output_of(t);
     const int64_t begin = elems * part / parts, end = elems * (part + 1) / parts;
     for (int64_t v = 1; v < layout_.workers; ++v) {
       const float* summand = partial_of(v, base);
-      for (int64_t e = begin; e < end; ++e) dw[e] += summand[e];
+      for (int64_t e = begin; e < end; ++e) out[e] += summand[e];
     }
   }
 
@@ -342,6 +362,13 @@ class Im2colPlan final : public Plan {
   // images of one group, each through the pass's GEMMs.
   void run_slice(int64_t v, const Tensors& t, float* base) const {
     const int64_t pairs = p_.groups * p_.n;
+    if (layout_.mode == ParallelMode::in_channels) {
+      // Each worker sums its channel blocks into all of its own output: y or dx for the first,
+      // a partial of that size for the others (reduce_partials).
+      Tensors mine = t;
+      if (v > 0) (pass_ == Pass::forward ? mine.y : mine.x) = partial_of(v, base);
+      return run_classes(0, pairs, mine, class_buffers(v, base), RowPart{v, layout_.workers});
+    }
     if (layout_.mode == ParallelMode::channels) {
       const RowPart part{v, layout_.workers};
       ClassBuffers buffers = class_buffers(v, base);
@@ -660,7 +687,9 @@ class Im2colPlan final : public Plan {
   // image) written from the stage. Forward: in = x, out = y. Transposed backward-data: in =
   // dy, out = dx, the filter read flipped and transposed. The column buffer is built one block
   // of input channels at a time, each multiplied while it is in cache and added into the stage
-  // (beta 1 after the first block); the GEMM, stage and output cover the part's rows.
+  // (beta 1 after the first block); the GEMM, stage and output cover the part's rows (channels
+  // mode), or all rows for the part's blocks of channels (in_channels mode: every pixel of the
+  // class is still written, zero where the part has no block).
   void multiply_class(const TapClass& tc, int64_t images, const float* in, const float* w,
                       int64_t lda, int64_t out_channels, float* out, const ClassBuffers& b,
                       const RowPart& part) const {
@@ -668,20 +697,31 @@ class Im2colPlan final : public Plan {
     g.images = images;
     const int64_t out_rows = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
     const int64_t taps = class_taps(tc), cols = images * class_pixels(tc);
-    const RowRange mine = part.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
+    const bool split_depth = layout_.mode == ParallelMode::in_channels;
+    const RowRange mine =
+        split_depth ? RowRange{0, out_rows} : part.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
     if (cols == 0 || mine.end <= mine.begin) return;
     float* stage = b.stage + mine.begin * cols;
-    if (taps == 0) {
-      // Every tap of these pixels reads padding.
+    // in_channels mode: the part's even share of the channels, in blocks of even size (an
+    // uneven split of whole blocks idled a worker: 7 blocks of 192 channels ran 10 % slower
+    // than channels mode). Otherwise all channels in blocks of the full size.
+    const RowRange own = split_depth ? part.share(g.channels) : RowRange{0, g.channels};
+    const int64_t block = class_channel_block(g.channels, taps);
+    const int64_t n = own.end - own.begin, blocks = taps == 0 ? 0 : (n + block - 1) / block;
+    const auto block_begin = [&](int64_t k) {
+      return std::min(own.end, own.begin + (split_depth ? n * k / blocks : k * block));
+    };
+    if (blocks == 0) {
+      // Every tap of these pixels reads padding, or the other parts have every channel.
       std::fill(stage, stage + (mine.end - mine.begin) * cols, 0.0f);
     }
-    const int64_t block = class_channel_block(g.channels, taps);
-    for (int64_t c0 = 0; taps > 0 && c0 < g.channels; c0 += block) {
+    for (int64_t k = 0; k < blocks; ++k) {
+      const int64_t c0 = block_begin(k);
       Im2colGeometry channels = g;
-      channels.channels = std::min(block, g.channels - c0);
+      channels.channels = block_begin(k + 1) - c0;
       im2col_class_cpu(channels, tc, in + c0 * plane_elems(g), b.col, isa());
       sgemm(backend_, false, false, mine.end - mine.begin, cols, channels.channels * taps,
-            w + mine.begin * lda, lda, b.col, cols, c0 == 0 ? 0.0f : 1.0f, stage, cols,
+            w + mine.begin * lda, lda, b.col, cols, k == 0 ? 0.0f : 1.0f, stage, cols,
             layout_.gemm_scratch, b.gemm, b.index + c0 * taps);
     }
     scatter_class(g, tc, stage, mine.end - mine.begin, out_channels,
@@ -859,10 +899,11 @@ Support CpuIm2col::supports_with(const ConvProblem& p, Pass pass,
                          to_string(pass) + ": " + refusal);
     }
   }
-  // Channels mode needs the tap classes, which taps=auto takes or not by the layer, and the
-  // transposed backward-data a stride of 1 and, with every tap, no more padding than the
-  // problem's: the layout knows.
-  if (options.parallel == ParallelMode::channels || options.columns == ColumnForm::implicit ||
+  // The channels modes need the tap classes, which taps=auto takes or not by the layer (and
+  // in_channels their forward GEMMs), and the transposed backward-data a stride of 1 and, with
+  // every tap, no more padding than the problem's: the layout knows.
+  if (options.parallel == ParallelMode::channels ||
+      options.parallel == ParallelMode::in_channels || options.columns == ColumnForm::implicit ||
       (pass == Pass::backward_data && options.bwd_data == DataForm::transposed)) {
     try {
       (void)im2col_layout(p, pass, options, num_threads());

@@ -22,8 +22,9 @@ namespace convlab::im2col {
 
 /// How a run uses its threads. Never both levels at once (no oversubscription).
 enum class ParallelMode {
-  automatic,  ///< channels where it pays under tap classes (kChannelsMinShortShare), else
-              ///< images when the (image, group) pairs split evenly enough, else gemm
+  automatic,  ///< channels where it pays under tap classes (kChannelsMinShortShare), as
+              ///< in_channels where that pays (kInChannelsMinChannels), else images when the
+              ///< (image, group) pairs split evenly enough, else gemm
   images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
   gemm,       ///< one slice after another; the GEMM library uses every thread
   /// Tap classes only: every thread runs every image, for its share of each class GEMM's
@@ -31,6 +32,12 @@ enum class ParallelMode {
   /// each GEMM is as wide as with one thread (images mode halves a narrow class's columns at
   /// two threads: a 7x7 image's corner classes to 8). Each thread copies every column buffer.
   channels,
+  /// Tap classes, forward and transposed backward-data only: every thread runs every image
+  /// for its share of each class GEMM's input-channel blocks (the GEMM's depth), all output
+  /// rows, into its own copy of the output (thread 0 into y or dx, the others into partials
+  /// of the workspace), added in thread order after one barrier. Each thread copies only its
+  /// blocks' columns; the sums' order, and so the bits, depend on the thread count.
+  in_channels,
 };
 const char* to_string(ParallelMode mode) noexcept;
 
@@ -132,6 +139,14 @@ inline constexpr double kTapClassMinSavingFilter = 0.12;
 /// products short) and AlexNet's 13x13 layers (21 %) lose in backward-data.
 inline constexpr double kChannelsMinShortShare = 0.5;
 inline constexpr int64_t kChannelPartMinRows = 48;
+/// ...and takes in_channels mode instead where channels mode would pay in forward or the
+/// transposed backward-data, the class GEMMs have at least as many input channels (x's C/g,
+/// or dy's K/g) as output rows, and each worker gets at least this many of them. Measured at
+/// two threads (docs/strategy-im2col.md, "Channels mode"): faster on ResNet-50's 7x7 layer
+/// (512 channels in and out) and GoogLeNet's inception_5a/5b 3x3 backward-data (twice as many
+/// in as out, 160 and 192 a worker); its forward (half as many in as out) ran faster in some
+/// runs and slower in others. Fewer channels a worker are untested.
+inline constexpr int64_t kInChannelsMinChannels = 64;
 
 /// Im2colOptions::tile: chosen for the GEMM backend when planned.
 inline constexpr int64_t kAutoTile = -1;
@@ -247,7 +262,9 @@ struct Im2colLayout {
   /// = w[g][k][c][R-1-i'][S-1-j'], pad16(K*C/g*R*S), one for all workers, after the partials.
   /// The tap classes read it from w in place through their index (flipped_tap_offsets).
   int64_t flipped = 0;
-  int64_t partial = 0;     ///< bwd_filter, per extra worker: pad16(K*C/g*R*S)
+  /// Per extra worker: backward-filter's dW, pad16(K*C/g*R*S); in_channels mode, the
+  /// output's, pad16(y elements) or (backward-data) pad16(x elements).
+  int64_t partial = 0;
   /// Backward-filter (every tap, gemm=unpacked) where the column buffer has more rows than dY
   /// (C/g*R*S > K/g): the product runs transposed, dW^T[C/g*R*S, K/g] += col * dY^T, so that
   /// the unpacked GEMM transposes dY's blocks into its scratch rather than the larger column

@@ -16,11 +16,12 @@
 
 namespace convlab::im2col {
 
-constexpr auto kParallelModeNames = enum_names<ParallelMode::channels>({
+constexpr auto kParallelModeNames = enum_names<ParallelMode::in_channels>({
     {ParallelMode::automatic, "auto"},
     {ParallelMode::images, "images"},
     {ParallelMode::gemm, "gemm"},
     {ParallelMode::channels, "channels"},
+    {ParallelMode::in_channels, "in_channels"},
 });
 
 const char* to_string(ParallelMode mode) noexcept { return name_of(kParallelModeNames, mode); }
@@ -60,11 +61,13 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                    images_per_gemm > 0 ? std::to_string(images_per_gemm) : "auto", 1, INT_MAX,
                    /*allow_auto=*/true, "CONVLAB_IM2COL_IMAGES_PER_GEMM",
                    "images sharing one column buffer and GEMM; auto reaches 1024 GEMM columns"),
-      choice_knob("parallel", to_string(parallel), {"auto", "images", "gemm", "channels"},
+      choice_knob("parallel", to_string(parallel),
+                  {"auto", "images", "gemm", "channels", "in_channels"},
                   "CONVLAB_IM2COL_PARALLEL",
                   "threads over (image, group) slices, inside the GEMM, over each tap class "
-                  "GEMM's output channels (tap classes only), or auto: channels where it pays "
-                  "under tap classes, else images or gemm by balance"),
+                  "GEMM's output channels or (forward, stride-1 backward-data) input channels "
+                  "(tap classes only), or auto: in_channels or channels where they pay under "
+                  "tap classes, else images or gemm by balance"),
       integer_knob("tile", tile == kAutoTile ? "auto" : std::to_string(tile), 0, INT_MAX,
                    /*allow_auto=*/true, "",
                    "output pixels per column block (buffer C/g*R*S x tile); 0: whole images; "
@@ -373,10 +376,11 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                     "tile, or taps=auto where they would skip under 5 % of the products)");
   }
 
-  // Threads. Under tap classes, each class GEMM's output channels (channels mode) where that
+  // Threads. Under tap classes, each class GEMM's output channels (channels mode) or, in
+  // forward and the transposed backward-data, its input channels (in_channels mode) where that
   // pays (below). Otherwise slices in parallel when the pairs split within 25% of evenly (an
   // uneven split idles threads for the longest slice), else the GEMM's own threads. Images and
-  // channels mode need OpenMP; without it the build falls back to gemm mode.
+  // the channels modes need OpenMP; without it the build falls back to gemm mode.
   //
   // A channels worker copies every column block itself, which costs more than it saves in
   // forward and backward-data unless images mode would run most of the products in class
@@ -400,10 +404,40 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                         kChannelsMinShortShare *
                             static_cast<double>(tap_class_products(classes)));
   }
-  bool images = false, channels = false;
+  // The input channels' split sums the class GEMMs of forward and the transposed
+  // backward-data into one output per worker; backward-filter's class GEMMs sum over pixels,
+  // and the adjoint backward-data's rows are the input channels already (channels mode).
+  const bool depth_splits = layout.tap_classes && (pass == Pass::forward || transposed);
+  if (options.parallel == ParallelMode::in_channels && !depth_splits) {
+    throw Error(ErrorCode::unsupported,
+                "cpu.im2col parallel=in_channels on " + p.descriptor() + " " + to_string(pass) +
+                    ": it splits the input channels of the tap classes' forward GEMMs, and this "
+                    "plan runs " +
+                    (!layout.tap_classes ? std::string("none (taps=all, a tile, or taps=auto "
+                                                       "where they would skip under 5 % of the "
+                                                       "products)")
+                     : pass == Pass::backward_filter
+                         ? std::string("backward-filter's, which sum over pixels "
+                                       "(parallel=channels splits its dW rows)")
+                         : std::string("the adjoint backward-data's (a stride other than 1, or "
+                                       "bwd_data=col2im), whose rows are the input channels "
+                                       "already (parallel=channels)")));
+  }
+  // In channels mode every worker copies every column block; split by input channels, each
+  // copies its own, at the cost of a partial output per extra worker and their sum: the
+  // copies saved grow with the GEMM's input channels, the output's traffic with its rows
+  // (kInChannelsMinChannels).
+  const int64_t gemm_out_rows = transposed ? p.c_per_group() : p.k_per_group();
+  const bool in_channels_pay =
+      channels_pay && depth_splits && class_geometry.channels >= gemm_out_rows &&
+      class_geometry.channels >= kInChannelsMinChannels * layout.threads;
+  bool images = false, channels = false, in_channels = false;
   if (layout.threads > 1 && kHaveOpenMP) {
-    if (options.parallel == ParallelMode::channels ||
-        (options.parallel == ParallelMode::automatic && channels_pay)) {
+    if (options.parallel == ParallelMode::in_channels ||
+        (options.parallel == ParallelMode::automatic && in_channels_pay)) {
+      in_channels = true;
+    } else if (options.parallel == ParallelMode::channels ||
+               (options.parallel == ParallelMode::automatic && channels_pay)) {
       channels = true;
     } else if (pairs > 1 && options.parallel == ParallelMode::images) {
       images = true;
@@ -412,12 +446,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
       images = pairs >= layout.threads && longest * layout.threads * 4 <= pairs * 5;
     }
   }
-  layout.workers = images     ? std::min<int64_t>(layout.threads, pairs)
-                   : channels ? layout.threads
-                              : 1;
-  layout.mode = channels ? ParallelMode::channels
-                : images ? ParallelMode::images
-                         : ParallelMode::gemm;
+  layout.workers = images                   ? std::min<int64_t>(layout.threads, pairs)
+                   : channels || in_channels ? layout.threads
+                                             : 1;
+  layout.mode = channels      ? ParallelMode::channels
+                : in_channels ? ParallelMode::in_channels
+                : images      ? ParallelMode::images
+                              : ParallelMode::gemm;
   // Our threads times the GEMM's never exceed T: T slices or T channel parts with one-thread
   // GEMMs, or one slice whose GEMM takes all T (T defaults to the CPUs this process may run
   // on).
@@ -426,8 +461,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // Images per GEMM: asked for, or enough to reach the target columns; never more than a
   // worker's pairs, the batch, or 32-bit GEMM columns.
   int64_t b = options.images_per_gemm > 0 ? options.images_per_gemm : ceil_div(target, pixels);
-  // A worker's images: its slice's, or (channels mode) every image.
-  const int64_t longest = std::min(p.n, channels ? pairs : ceil_div(pairs, layout.workers));
+  // A worker's images: its slice's, or (channels modes) every image.
+  const int64_t longest =
+      std::min(p.n, channels || in_channels ? pairs : ceil_div(pairs, layout.workers));
   b = std::min({b, longest, int64_t{INT_MAX} / pixels});
   // A tile blocks one image's columns, so it takes the images one at a time; the 1x1 shortcut
   // reads x in place and has no column buffer to block.
@@ -526,8 +562,12 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // The tap classes read the flipped filter from w in place (flipped_tap_offsets); every tap
   // runs a GEMM of any backend, which needs it as a matrix.
   if (layout.transposed && !layout.tap_classes) layout.flipped = pad16(p.w_elems());
-  layout.partial =
-      pass == Pass::backward_filter && layout.workers > 1 && !channels ? pad16(p.w_elems()) : 0;
+  // The extra workers' sums: backward-filter's dW (images mode), or the whole output split by
+  // input channels.
+  layout.partial = layout.workers == 1 ? 0
+                   : in_channels       ? pad16(pass == Pass::forward ? p.y_elems() : p.x_elems())
+                   : pass == Pass::backward_filter && !channels ? pad16(p.w_elems())
+                                                                : 0;
   // The unpacked GEMM transposes B, the operand summed along its rows, block by block: dY's
   // blocks where they are smaller than the column buffer's (the 3x3 layers: 9 C/g against
   // K/g rows). Transposed, C (dW^T) is swept once per depth block of the product rather than
