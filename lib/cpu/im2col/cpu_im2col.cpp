@@ -95,7 +95,7 @@
 // column buffer itself (each output element is still one dot product in the one-thread order:
 // the bits do not depend on T), in "in_channels" mode (the tap classes of forward and the
 // transposed backward-data) each of T workers runs every image for its share of each class
-// GEMM's input-channel blocks, all output rows, into an output of its own. Backward-filter in
+// GEMM's input channels, all output rows, into an output of its own. Backward-filter in
 // images mode gives each extra worker a private dW ("partial"), in_channels mode a private y
 // or dx, added into the output in worker order afterwards (the threads split the elements of
 // that sum), so the result depends on T but not on scheduling: deterministic for a fixed
@@ -175,7 +175,7 @@ struct RowRange {
 };
 
 // Which share of the class GEMMs a worker computes: part `index` of `count` of their output
-// rows (channels mode) or of their input channels' blocks (in_channels mode), or all of them.
+// rows (channels mode) or of their input channels (in_channels mode), or all of them.
 struct RowPart {
   int64_t index = 0, count = 1;
   // This part's [begin, end) of n rows, cut at multiples of `unit` (the GEMM's register tile
@@ -702,9 +702,9 @@ class Im2colPlan final : public Plan {
         split_depth ? RowRange{0, out_rows} : part.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
     if (cols == 0 || mine.end <= mine.begin) return;
     float* stage = b.stage + mine.begin * cols;
-    // in_channels mode: the part's even share of the channels, in blocks of even size (an
-    // uneven split of whole blocks idled a worker: 7 blocks of 192 channels ran 10 % slower
-    // than channels mode). Otherwise all channels in blocks of the full size.
+    // in_channels mode: the part's even share of the channels, in blocks of even size (whole
+    // blocks split unevenly idle a worker: GoogLeNet's inception_5b forward, 192 channels in 7
+    // blocks split 4 to 3, ran 11 % slower so). Otherwise all channels in full-size blocks.
     const RowRange own = split_depth ? part.share(g.channels) : RowRange{0, g.channels};
     const int64_t block = class_channel_block(g.channels, taps);
     const int64_t n = own.end - own.begin, blocks = taps == 0 ? 0 : (n + block - 1) / block;

@@ -33,10 +33,10 @@ enum class ParallelMode {
   /// two threads: a 7x7 image's corner classes to 8). Each thread copies every column buffer.
   channels,
   /// Tap classes, forward and transposed backward-data only: every thread runs every image
-  /// for its share of each class GEMM's input-channel blocks (the GEMM's depth), all output
+  /// for its even share of each class GEMM's input channels (the GEMM's depth), all output
   /// rows, into its own copy of the output (thread 0 into y or dx, the others into partials
   /// of the workspace), added in thread order after one barrier. Each thread copies only its
-  /// blocks' columns; the sums' order, and so the bits, depend on the thread count.
+  /// channels' columns; the sums' order, and so the bits, depend on the thread count.
   in_channels,
 };
 const char* to_string(ParallelMode mode) noexcept;
