@@ -1,6 +1,6 @@
 // The GEMM kernels of every instruction set. The unpacked SGEMM, with A as stored and
 // transposed, directly and through a column index, B's rows by stride or through an index of
-// their offsets, against a double-precision product: every edge
+// their offsets (with lane bits too), against a double-precision product: every edge
 // of its register tiles (rows past a multiple of MR or of the one-vector tile's 2 MR, columns
 // ending inside a vector or a panel, in both loop orders), an
 // inner dimension of several blocks, strides wider than the matrices, k = 0, beta 0 (C not read: a
@@ -133,6 +133,71 @@ void check(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& r
   }
 }
 
+// B's rows through an index with lane bits (cpu.im2col's masked column buffer): rows of n
+// floats, each at a place of its own, whose masked-off lanes hold NaN, so that a lane read
+// against its bits shows in C; the rows share their bits for runs of steps, as the masked
+// form orders its depth. The bits past column n are random, and the row placed last ends the
+// allocation: no lane past the product's columns may be read either (AddressSanitizer).
+void check_masked(CpuIsa isa, bool trans_a, const Shape& s, float beta, std::mt19937& rng) {
+  const int64_t words = (s.n + 15) / 16 + 1;
+  constexpr int64_t kPatterns = 3;
+  std::bernoulli_distribution set(0.7);
+  std::vector<uint16_t> bits(static_cast<std::size_t>(kPatterns * words));
+  for (uint16_t& word : bits) {
+    for (int bit = 0; bit < 16; ++bit) word |= static_cast<uint16_t>(set(rng) ? 1u << bit : 0u);
+  }
+  const auto lane = [&](int64_t row, int64_t j) { return bits[row + j / 16] >> (j % 16) & 1u; };
+  std::uniform_int_distribution<int64_t> run(1, 5);
+  std::vector<int64_t> lane_row, b_index;
+  for (int64_t l = 0, left = 0, pattern = 0; l < s.k; ++l, --left) {
+    if (left == 0) {
+      left = run(rng);
+      pattern = (pattern + 1) % kPatterns;
+    }
+    lane_row.push_back(pattern * words);
+  }
+  // Row l at l * pitch + 3 in the reverse order of the steps.
+  const int64_t pitch = s.n + 7;
+  for (int64_t l = 0; l < s.k; ++l) b_index.push_back((s.k - 1 - l) * pitch + 3);
+  std::vector<float> b(static_cast<std::size_t>(s.k > 0 ? (s.k - 1) * pitch + 3 + s.n : 1),
+                       std::numeric_limits<float>::quiet_NaN());
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (int64_t l = 0; l < s.k; ++l) {
+    for (int64_t j = 0; j < s.n; ++j) {
+      if (lane(lane_row[l], j)) b[b_index[l] + j] = value(rng);
+    }
+  }
+  const int64_t lda = (trans_a ? s.m : s.k) + s.lda_extra, ldc = s.n + s.ldc_extra;
+  std::vector<float> a(trans_a ? extent(s.k, s.m, lda) : extent(s.m, s.k, lda));
+  for (float& x : a) x = value(rng);
+  std::vector<float> c(extent(s.m, s.n, ldc));
+  for (float& x : c) x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : value(rng);
+  const std::vector<float> c0 = c;
+  const cpu_gemm::BLanes lanes{bits.data(), lane_row.data()};
+  cpu_gemm::unpacked_sgemm(isa, trans_a, s.m, s.n, s.k, a.data(), lda, b.data(), 0, beta, c.data(),
+                           ldc, nullptr, b_index.data(), &lanes);
+  const std::vector<int64_t> no_index;
+  const OpA op_a{a, lda, trans_a, no_index};
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.n; ++j) {
+      double exact = 0, magnitude = 0;
+      for (int64_t l = 0; l < s.k; ++l) {
+        if (!lane(lane_row[l], j)) continue;
+        exact += op_a(i, l) * b[b_index[l] + j];
+        magnitude += std::abs(op_a(i, l) * b[b_index[l] + j]);
+      }
+      if (beta != 0.0f) {
+        exact += beta * double(c0[i * ldc + j]);
+        magnitude += std::abs(beta * double(c0[i * ldc + j]));
+      }
+      const double bound = (s.k + 2) * std::ldexp(1.0, -24) * magnitude + 1e-30;
+      ASSERT_LE(std::abs(c[i * ldc + j] - exact), bound)
+          << to_string(isa) << (trans_a ? " A^T" : "") << " B masked " << s.m << "x" << s.n << "x"
+          << s.k << " beta " << beta << " at (" << i << ", " << j << ")";
+    }
+  }
+}
+
 TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
   std::mt19937 rng(7);
   std::vector<Shape> shapes;
@@ -167,6 +232,7 @@ TEST(UnpackedSgemm, EveryIsaEveryTileEdge) {
             check(entry.value, trans_a, s, beta, rng, a_index, /*indexed_b=*/true);
           }
           check(entry.value, trans_a, s, beta, rng, AIndex::none, /*indexed_b=*/true);
+          check_masked(entry.value, trans_a, s, beta, rng);
         }
       }
     }

@@ -4,18 +4,19 @@ namespace convlab::cpu_gemm {
 
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                    const int64_t* a_index, const int64_t* b_index) {
+                    const int64_t* a_index, const int64_t* b_index, const BLanes* b_lanes) {
   switch (isa) {
     case CpuIsa::avx512:
       return avx512::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index,
-                                    b_index);
+                                    b_index, b_lanes);
     case CpuIsa::avx2:
-      return avx2::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index,
-                                  b_index);
+      return avx2::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index, b_index,
+                                  b_lanes);
     case CpuIsa::generic:
       break;
   }
-  generic::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index, b_index);
+  generic::unpacked_sgemm(trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc, a_index, b_index,
+                          b_lanes);
 }
 
 }  // namespace convlab::cpu_gemm

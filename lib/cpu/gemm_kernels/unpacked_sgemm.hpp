@@ -26,6 +26,13 @@ inline constexpr int64_t kUnpackedSgemmRows = 6;
 /// rows at a time (a caller that lays out B in blocks uses the same depth).
 inline constexpr int64_t kUnpackedSgemmDepth = 256;
 
+/// Which of B's columns each of its rows holds (the b_lanes of unpacked_sgemm): one bit per
+/// column, 16 to a word; row l's words start at words + row[l].
+struct BLanes {
+  const uint16_t* words = nullptr;
+  const int64_t* row = nullptr;  ///< k entries
+};
+
 /// Row-major C[m, n] = op(A)[m, k] B[k, n] + beta C, op(A) = A stored [m, k], or its
 /// transpose when A is stored [k, m] (trans_a); lda, ldb, ldc are the row strides as stored.
 /// beta = 0 does not read C (a NaN in it does not survive, as with BLAS). Reads exactly the
@@ -43,15 +50,22 @@ inline constexpr int64_t kUnpackedSgemmDepth = 256;
 /// With `b_index` (k entries), B's row l is the n floats at b + b_index[l], and ldb is not
 /// read: rows may overlap. cpu.im2col's implicit column buffer reads the taps of a padded
 /// image so (strategy/im2col_padded_grid.hpp), where each of the buffer's rows is a run of it.
+///
+/// With `b_lanes` as well, B's row l holds only some of its columns: column j is
+/// b[b_index[l] + j] where bit j % 16 of b_lanes->words[b_lanes->row[l] + j / 16] is set, and
+/// zero where it is clear, where the product reads nothing (the address may lie outside any
+/// allocation). cpu.im2col's direct columns read the taps of the unpadded image so, the bits
+/// clearing the taps that fall in its padding (strategy/im2col_direct_columns.hpp).
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                    const int64_t* a_index = nullptr, const int64_t* b_index = nullptr);
+                    const int64_t* a_index = nullptr, const int64_t* b_index = nullptr,
+                    const BLanes* b_lanes = nullptr);
 
 #define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                                       \
   namespace isa {                                                                                 \
   void unpacked_sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, \
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc,             \
-                      const int64_t* a_index, const int64_t* b_index);                            \
+                      const int64_t* a_index, const int64_t* b_index, const BLanes* b_lanes);     \
   }
 CONVLAB_DECLARE_UNPACKED_SGEMM(generic)
 CONVLAB_DECLARE_UNPACKED_SGEMM(avx2)

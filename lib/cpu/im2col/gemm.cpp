@@ -255,7 +255,8 @@ void eigen_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                             float* c, int64_t ldc, const GemmScratch& planned, float* data,
-                            const int64_t* a_index, const int64_t* b_index) {
+                            const int64_t* a_index, const int64_t* b_index,
+                            const cpu_gemm::BLanes* b_lanes) {
   const ColumnSplit split = split_columns(n, threads_outside_regions(planned.threads));
   GemmScratch s = planned;
   std::vector<float> own;  // a transposed B without a planned buffer (callers outside run())
@@ -279,8 +280,11 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
     const int64_t j0 = t * split.columns, cols = std::min(n, j0 + split.columns) - j0;
     if (cols <= 0) return;
     if (!trans_b || k == 0) {
+      // The part's lane bits start at its first column (j0 is a multiple of 64).
+      cpu_gemm::BLanes lanes;
+      if (b_lanes != nullptr) lanes = {b_lanes->words + j0 / 16, b_lanes->row};
       cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, cols, k, a, lda, b + j0, ldb, beta, c + j0, ldc,
-                               a_index, b_index);
+                               a_index, b_index, b_lanes != nullptr ? &lanes : nullptr);
       return;
     }
     float* block = data + t * s.b_block;
@@ -336,12 +340,16 @@ void set_gemm_threads(GemmBackend backend, int threads) {
 void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc, const GemmScratch& scratch, float* scratch_data, const int64_t* a_index,
-           const int64_t* b_index) {
+           const int64_t* b_index, const cpu_gemm::BLanes* b_lanes) {
   if (m == 0 || n == 0) return;
   if ((a_index != nullptr || b_index != nullptr) && backend != GemmBackend::unpacked) {
     throw Error(ErrorCode::invalid_argument, std::string("GEMM backend ") + to_string(backend) +
                                                  " cannot read A's columns or B's rows through "
                                                  "an index; only unpacked can");
+  }
+  if (b_lanes != nullptr && b_index == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                "unpacked sgemm: B's lanes given without the index that places its rows");
   }
   if (b_index != nullptr && trans_b) {
     throw Error(ErrorCode::invalid_argument,
@@ -392,7 +400,7 @@ void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n
       return;
     case GemmBackend::unpacked:
       unpacked_sgemm_planned(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, scratch,
-                             scratch_data, a_index, b_index);
+                             scratch_data, a_index, b_index, b_lanes);
       return;
   }
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "convlab/enum_names.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu/isa.hpp"
 
 namespace convlab::im2col {
@@ -86,13 +87,14 @@ GemmScratch plan_gemm_scratch(GemmBackend backend, bool trans_b, int64_t m, int6
 /// accept. Throws Error{backend} with the library status
 /// when the backend fails, Error{unavailable} for a backend this build lacks.
 ///
-/// `a_index` selects A's stored columns and `b_index` places B's rows (B not transposed) as
-/// cpu_gemm::unpacked_sgemm does (the tap classes' filter columns, the implicit column
-/// buffer's rows); only the unpacked backend takes them, the others throw
-/// Error{invalid_argument}.
+/// `a_index` selects A's stored columns, `b_index` places B's rows (B not transposed) and
+/// `b_lanes` (with b_index) the columns each holds, as cpu_gemm::unpacked_sgemm does (the tap
+/// classes' filter columns, the implicit and direct column buffers' rows); only the unpacked
+/// backend takes them, the others throw Error{invalid_argument}.
 void sgemm(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc, const GemmScratch& scratch = {}, float* scratch_data = nullptr,
-           const int64_t* a_index = nullptr, const int64_t* b_index = nullptr);
+           const int64_t* a_index = nullptr, const int64_t* b_index = nullptr,
+           const cpu_gemm::BLanes* b_lanes = nullptr);
 
 }  // namespace convlab::im2col
