@@ -2,6 +2,7 @@
 convlab_add_test(test_im2col_index cpu cpu/test_im2col_index.cpp)
 convlab_add_test(test_im2col_tap_classes cpu cpu/test_im2col_tap_classes.cpp)
 convlab_add_test(test_im2col_padded_grid cpu cpu/test_im2col_padded_grid.cpp)
+convlab_add_test(test_im2col_masked_columns cpu cpu/test_im2col_masked_columns.cpp)
 convlab_add_test(test_fast_divmod cpu cpu/test_fast_divmod.cpp)  # index math without division
 convlab_add_test(test_cpu_im2col cpu cpu/test_cpu_im2col.cpp)
 convlab_add_test(test_fft_geometry cpu cpu/test_fft_geometry.cpp)

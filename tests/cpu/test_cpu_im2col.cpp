@@ -430,6 +430,76 @@ TEST(CpuIm2col, ImplicitColumnsGiveTheBuffersBits) {
   }
 }
 
+// The masked column buffer (columns=masked: the GEMM reads the taps in x, or dy, itself, the
+// padding's lanes masked off, and writes the output in place) is exact on integer data in
+// forward and the transposed backward-data: same-padded layers, an even kernel padded on one
+// side, dilation, groups, rows of one pixel, images of several column panels with a partial
+// last one, and the suites' layers. Its bits are the same from run to run and at 1, 2 and 3
+// threads (images or the GEMM's columns split; each output is one dot product in the depth
+// order either way). What it refuses, it refuses with one of its reasons.
+TEST(CpuIm2col, MaskedColumnsAreExactAndDeterministic) {
+  im2col::Im2colOptions options;
+  options.backend = im2col::GemmBackend::unpacked;
+  options.taps = im2col::TapMode::all;
+  options.columns = im2col::ColumnForm::masked;
+  const im2col::CpuIm2col masked(options);
+  std::vector<ConvProblem> corpus = {testing::problem("mb3ic5ih17oc7kh3ph1"),
+                                     testing::problem("mb2ic4ih9iw13oc6kh3kw5ph1pw2"),
+                                     testing::problem("mb2ic6ih12oc6kh3ph2dh1"),
+                                     testing::problem("g2mb2ic8ih10oc6kh5ph2"),
+                                     testing::problem("mb2ic5ih9iw8oc4oh9ow8kh2kw2ph1pw1"),
+                                     testing::problem("mb2ic8ih37iw1oc8kh3kw1ph1pw0"),
+                                     testing::problem("mb1ic33ih9iw70oc7kh5kw7ph2pw3"),
+                                     testing::problem("mb2ic40ih20oc36kh3ph1"),
+                                     testing::problem("mb2ic4ih12oc40kh3ph1"),
+                                     testing::problem("mb2ic6ih11oc5kh3sh2ph1"),
+                                     testing::problem("mb2ic6ih11oc5kh3")};
+  for (const ConvProblem& p : testing::scaled_suite_layers()) corpus.push_back(p);
+  const uint64_t seed = testing::run_seed() + 11;
+  set_num_threads(2);
+  const auto summary = check_corpus(masked, corpus, all_passes(), seed, Fill::integers);
+  EXPECT_TRUE(report_corpus("cpu.im2col", "columns=masked", summary, seed));
+  EXPECT_GT(summary.passed, 20);
+  for (const std::string& reason : summary.unsupported_reasons) {
+    EXPECT_NE(reason.find("columns=masked"), std::string::npos) << reason;
+    EXPECT_TRUE(reason.find("backward-filter's GEMM sums over the output pixels") !=
+                    std::string::npos ||
+                reason.find("needs OW = W") != std::string::npos ||
+                reason.find("stride") != std::string::npos ||
+                reason.find("by col2im") != std::string::npos ||
+                reason.find("1x1 unpadded") != std::string::npos)
+        << reason;
+  }
+  for (const char* text : {"mb3ic7ih17oc5kh3ph1", "g2mb2ic8ih10oc6kh5ph2", "mb2ic40ih20oc36kh3ph1",
+                           "mb1ic33ih9iw70oc7kh5kw7ph2pw3"}) {
+    const ConvProblem p = testing::problem(text);
+    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+      const HostTensors host = make_inputs(p, pass, seed);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        auto plan = masked.plan(p, pass);
+        ASSERT_NE(plan->notes().find("columns masked"), std::string::npos) << plan->notes();
+        for (int run = 0; run < 2; ++run) {
+          const std::vector<float> got = run_within_workspace(*plan, p, pass, host);
+          if (first.empty()) first = got;
+          ASSERT_EQ(got.size(), first.size());
+          ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
+              << text << " " << to_string(pass) << " at " << threads << " threads, run " << run;
+        }
+      }
+    }
+  }
+  set_num_threads(2);
+  // A tile is the column buffer's or the padded grid's: refused, with the reason.
+  im2col::Im2colOptions tiled = options;
+  tiled.tile = 64;
+  const Support refused =
+      im2col::CpuIm2col(tiled).supports(testing::problem("mb2ic8ih20oc8kh3ph1"), Pass::forward);
+  EXPECT_FALSE(refused);
+  EXPECT_NE(refused.reason.find("tile=64"), std::string::npos) << refused.reason;
+}
+
 // No oversubscription: our threads times the GEMM library's are the thread count, in every
 // mode, and the plan records both.
 TEST(CpuIm2col, OwnThreadsTimesGemmThreadsIsTheThreadCount) {
@@ -481,7 +551,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
     for (const auto [images, tile] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {3, 0}, {0, 5}})
       for (const im2col::TapMode taps : {im2col::TapMode::all, im2col::TapMode::in_image})
       for (const im2col::ColumnForm columns : {im2col::ColumnForm::buffer,
-                                               im2col::ColumnForm::implicit}) {
+                                               im2col::ColumnForm::implicit,
+                                               im2col::ColumnForm::masked}) {
         im2col::Im2colOptions options;
         options.backend = backend;
         options.images_per_gemm = images;
@@ -489,6 +560,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
         options.taps = taps;
         options.columns = columns;
         const bool implicit = columns == im2col::ColumnForm::implicit;
+        const bool masked = columns == im2col::ColumnForm::masked;
         const im2col::CpuIm2col algo(options);
         for (const ConvProblem& p : problems) {
           for (Pass pass : all_passes()) {
@@ -503,7 +575,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             const auto pads = [](int64_t reach, int64_t begin, int64_t end) {
               return reach - begin <= begin && reach - end <= end;
             };
-            const bool in_place = implicit && backend == im2col::GemmBackend::unpacked &&
+            const bool in_place = (implicit || masked) &&
+                                  backend == im2col::GemmBackend::unpacked &&
                                   p.c_per_group() >= 32;
             const bool transposed_all =
                 taps == im2col::TapMode::all && pass == Pass::backward_data && !pointwise &&
@@ -514,12 +587,23 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             // Backward-data by col2im writes its column buffer: nothing to read in place.
             // Backward-filter reads the column buffer's columns at any stride.
             const bool filter_implicit = implicit && pass == Pass::backward_filter;
-            if ((implicit && pass == Pass::backward_data && !transposed_all) ||
+            // The masked form: forward and the transposed backward-data, one GEMM per image
+            // (no tile), whose output rows are as wide as its input's.
+            const int64_t masked_in_w = transposed_all ? p.out_w() : p.w;
+            const int64_t masked_out_w = transposed_all ? p.w : p.out_w();
+            if (masked &&
+                (pass == Pass::backward_filter || tile > 0 || masked_in_w != masked_out_w ||
+                 (pass == Pass::backward_data && !transposed_all))) {
+              EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
+              EXPECT_THROW(algo.plan(p, pass), Error);
+              continue;
+            }
+            if (((implicit || masked) && pass == Pass::backward_data && !transposed_all) ||
                 (taps == im2col::TapMode::in_image &&
                  (tile > 0 || backend != im2col::GemmBackend::unpacked)) ||
-                (implicit && (taps == im2col::TapMode::in_image ||
-                              backend != im2col::GemmBackend::unpacked ||
-                              (!stride_1 && !filter_implicit) || pointwise))) {
+                ((implicit || masked) && (taps == im2col::TapMode::in_image ||
+                                          backend != im2col::GemmBackend::unpacked ||
+                                          (!stride_1 && !filter_implicit) || pointwise))) {
               EXPECT_FALSE(algo.supports(p, pass)) << p.descriptor() << " " << to_string(pass);
               EXPECT_THROW(algo.plan(p, pass), Error);
               continue;
@@ -529,6 +613,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             EXPECT_EQ(layout.transposed && !layout.tap_classes, transposed_all)
                 << p.descriptor();
             EXPECT_EQ(layout.implicit, implicit) << p.descriptor() << " " << to_string(pass);
+            EXPECT_EQ(layout.masked, masked) << p.descriptor() << " " << to_string(pass);
             const int64_t pixels = transposed_all ? p.h * p.w : p.out_h() * p.out_w();
             const int64_t rows = (transposed_all ? p.k_per_group() : p.c_per_group()) * p.r * p.s;
             const int64_t out_rows = transposed_all ? p.c_per_group() : p.k_per_group();
@@ -536,9 +621,11 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             const bool tiled = tile > 0 && !pointwise;
             if (tiled) EXPECT_EQ(b, 1);
             const int64_t cols = tiled ? std::min(tile, pixels) : b * pixels;
-            if (!implicit || filter_implicit) EXPECT_EQ(layout.tile, tiled ? cols : 0);
+            if ((!implicit || filter_implicit) && !masked) {
+              EXPECT_EQ(layout.tile, tiled ? cols : 0);
+            }
             int64_t col = pointwise ? 0 : pad16(rows * cols), index = 0, panel = 0;
-            int64_t flipped = transposed_all ? pad16(p.w_elems()) : 0;
+            int64_t flipped = transposed_all ? pad16(p.w_elems()) : 0, ordered = 0;
             int64_t gemm_rows = rows, gemm_cols = cols;  // backward-filter's GEMM: Kg x these
             int64_t stage = b > 1 ? pad16(out_rows * b * pixels) : 0;
             if (filter_implicit) {
@@ -573,6 +660,18 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               col = pad16(g.channels * (hp * pitch + shared));
               stage = pad16(out_rows * block);
               index = pad16(2 * rows);
+            } else if (masked) {
+              // One GEMM per image from the input into the output, both in place: the depth
+              // steps' int64 offsets and lane rows, and R*S taps' lane bits, a bit per output
+              // pixel in 16-bit words; the filter reordered (flipped for backward-data).
+              EXPECT_EQ(b, 1);
+              EXPECT_EQ(layout.tile, 0);
+              col = 0;
+              stage = 0;
+              const int64_t words = (pixels + 15) / 16;
+              index = pad16(4 * rows) + pad16((p.r * p.s * words + 1) / 2);
+              flipped = 0;
+              ordered = pad16(p.w_elems());
             }
             if (taps == im2col::TapMode::in_image) {
               // The largest class's column buffer and stage, each class batching images up to
@@ -698,7 +797,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             }
             const int64_t formula =
                 4 * (workers * (col + stage + panel + gemm + index + dw_t) +
-                     (workers - 1) * partial + flipped);
+                     (workers - 1) * partial + flipped + ordered);
             auto plan = algo.plan(p, pass);
             ASSERT_EQ(static_cast<int64_t>(plan->workspace_bytes()), formula)
                 << p.descriptor() << " " << to_string(pass) << ": " << plan->notes();
@@ -712,22 +811,28 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
 }
 
 // The automatic tile and images per GEMM follow the backend: the unpacked GEMM cuts images
-// of more than 256 pixels into tiles of 256 and batches smaller ones up to 256 columns; the
-// libraries batch whole images up to 1024 columns.
+// of more than 256 pixels into tiles of 256 (or, where forward and the transposed
+// backward-data read the column buffer masked in place, runs one GEMM over the image, which
+// blocks its own columns) and batches smaller ones up to 256 columns; the libraries batch
+// whole images up to 1024 columns.
 TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
   const ConvProblem large = testing::problem("mb16ic8ih56oc8oh56kh3ph1");  // 3136 pixels
+  const ConvProblem unpadded = testing::problem("mb16ic8ih58oc8oh56kh3");  // 3136 pixels
   const ConvProblem small = testing::problem("mb16ic8ih7oc8oh7kh3ph1");    // 49 pixels
   im2col::Im2colOptions unpacked, library;
   unpacked.backend = im2col::GemmBackend::unpacked;
   library.backend = im2col::GemmBackend::eigen;
   for (Pass pass : all_passes()) {
     const auto tiled = im2col::im2col_layout(large, pass, unpacked, 1);
-    EXPECT_EQ(tiled.tile, 256);
+    EXPECT_EQ(tiled.masked, pass != Pass::backward_filter);
+    EXPECT_EQ(tiled.tile, pass == Pass::backward_filter ? 256 : 0);
     EXPECT_EQ(tiled.images_per_gemm, 1);
-    // Forward and the transposed backward-data read the column buffer in place, in blocks of
-    // grid columns (columns=auto).
     EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(large, pass)->info().tile,
-              pass == Pass::backward_filter ? "256 pixels" : "256 grid columns");
+              pass == Pass::backward_filter ? "256 pixels" : "");
+    // Output rows narrower than the input's: the implicit form, in blocks of grid columns
+    // (backward-data by col2im, in tiles of pixels: its transposed convolution would pad).
+    EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(unpadded, pass)->info().tile,
+              pass == Pass::forward ? "256 grid columns" : "256 pixels");
     const auto whole = im2col::im2col_layout(large, pass, library, 1);
     EXPECT_EQ(whole.tile, 0);
     EXPECT_EQ(whole.images_per_gemm, 1);
@@ -743,28 +848,47 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
   }
 }
 
-// columns=auto takes the implicit form where it saves more copying than it costs, and records
-// it. Forward and the transposed backward-data: on tiled images, ResNet-50's 56x56 and 28x28
-// 3x3 layers and VGG-16's conv4_2 (3.4 % extra at 512 rows: 17.6 products); not where its
-// extra columns are over 15 % (a 3-wide output row under a 3x3 kernel takes 1 more), or cost
-// over 32 products per column-buffer element (28x28 at 1024 rows: 35.3), or the output has
-// more than half the column buffer's rows (VGG-16's conv1_1: 27 column rows, 64 output rows).
-// Backward-filter, which multiplies no extra products: wherever the padded images are smaller
-// than the column buffer and its per-tap GEMMs have 32 rows (input channels) or more, tiled
-// or not; not where the tap classes run (ResNet-50's 7x7 layer), nor on VGG-16's conv1_1
-// (3 channels) or a strided 1x1 layer (its grid, (2*OH - 1)^2 per channel, is larger than its
-// column buffer).
+// columns=auto reads the column buffer in place where that saves more copying than it costs,
+// and records the form. Forward and the transposed backward-data on tiled images: masked
+// wherever output rows are as wide as the input's (ResNet-50's 56x56 and 28x28 3x3 layers,
+// VGG-16's and AlexNet's conv2, a 3-wide image), for it copies nothing and multiplies no extra
+// columns, except where the column buffer has fewer than two rows per output row (VGG-16's
+// conv1_1). Else (an unpadded layer) implicit, but not where its extra columns are over 15 %
+// (a 3-wide output row under a 3x3 kernel takes 2 more), or cost over 32 products per
+// column-buffer element (26x26 outputs at 1024 rows: 79), or the output has more than half the
+// column buffer's rows (27 column rows, 64 output rows). Backward-filter, which multiplies no
+// extra products: implicit wherever the padded images are smaller than the column buffer and
+// its per-tap GEMMs have 32 rows (input channels) or more, tiled or not; not where the tap
+// classes run (ResNet-50's 7x7 layer), nor on VGG-16's conv1_1 (3 channels) or a strided 1x1
+// layer (its grid, (2*OH - 1)^2 per channel, is larger than its column buffer).
 TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
   im2col::Im2colOptions options;
   options.backend = im2col::GemmBackend::unpacked;
   auto implicit = [&](const char* text, Pass pass) {
     return im2col::im2col_layout(testing::problem(text), pass, options, 1).implicit;
   };
+  auto masked = [&](const char* text, Pass pass) {
+    return im2col::im2col_layout(testing::problem(text), pass, options, 1).masked;
+  };
+  for (const char* layer :
+       {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1", "mb16ic512ih28oc512kh3ph1",
+        "mb16ic1024ih28oc1024kh3ph1", "mb2ic64ih300iw3oc64kh3kw3ph1pw1"}) {
+    EXPECT_TRUE(masked(layer, Pass::forward)) << layer;
+    EXPECT_FALSE(implicit(layer, Pass::forward)) << layer;
+    EXPECT_FALSE(masked(layer, Pass::backward_filter)) << layer;
+  }
+  // VGG-16's conv1_1: 27 column rows for 64 output rows, the buffer (kMaskedMinRowsPerOutputRow).
+  EXPECT_FALSE(masked("mb16ic3ih224oc64kh3ph1", Pass::forward));
+  EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::forward));
+  for (const char* layer : {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1",
+                            "mb16ic512ih28oc512kh3ph1", "mb16ic64ih27oc192kh5ph2"}) {
+    EXPECT_TRUE(masked(layer, Pass::backward_data)) << layer;
+  }
   for (const char* layer : {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1"}) {
-    EXPECT_TRUE(implicit(layer, Pass::forward)) << layer;
-    EXPECT_TRUE(implicit(layer, Pass::backward_data)) << layer;
     EXPECT_TRUE(implicit(layer, Pass::backward_filter)) << layer;
   }
+  EXPECT_FALSE(masked("mb16ic512ih7oc512kh3ph1", Pass::forward));    // tap classes
+  EXPECT_FALSE(masked("mb16ic64ih56oc64kh3ph1sh2", Pass::forward));  // strided
   EXPECT_TRUE(implicit("mb16ic256ih14oc256kh3ph1", Pass::backward_filter));
   EXPECT_TRUE(implicit("mb16ic512ih28oc512kh3ph1", Pass::backward_filter));
   EXPECT_TRUE(implicit("mb16ic64ih27oc192kh5ph2", Pass::backward_filter));
@@ -775,20 +899,22 @@ TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
       testing::problem("mb2ic32ih20oc16kh3ph1"), Pass::backward_filter);
   EXPECT_NE(filter_plan->notes().find("columns implicit by pixel offsets"), std::string::npos)
       << filter_plan->notes();
-  EXPECT_FALSE(implicit("mb2ic64ih300iw3oc64kh3kw3ph1pw1", Pass::forward));  // 3 + 1 columns
-  EXPECT_TRUE(implicit("mb16ic512ih28oc512kh3ph1", Pass::forward));
-  EXPECT_TRUE(implicit("mb16ic512ih28oc512kh3ph1", Pass::backward_data));
-  EXPECT_FALSE(implicit("mb16ic1024ih28oc1024kh3ph1", Pass::forward));
-  EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::forward));
-  EXPECT_TRUE(implicit("mb16ic64ih224oc64kh3ph1", Pass::forward));
-  auto plan = im2col::CpuIm2col(options).plan(testing::problem("mb2ic16ih40oc16kh3ph1"),
-                                              Pass::forward);
-  const auto& details = plan->info().details;
-  const auto columns = std::find_if(details.begin(), details.end(),
-                                    [](const auto& d) { return d.first == "columns"; });
-  ASSERT_NE(columns, details.end());
-  EXPECT_EQ(columns->second, "implicit");
-  EXPECT_EQ(plan->info().tile, "256 grid columns");
+  EXPECT_FALSE(implicit("mb2ic64ih300iw5oc64kh3kw3ph1", Pass::forward));  // 3 + 2 columns
+  EXPECT_TRUE(implicit("mb16ic256ih28oc256kh3", Pass::forward));  // 2/26 * 256 = 19.7 products
+  EXPECT_FALSE(implicit("mb16ic1024ih28oc1024kh3", Pass::forward));
+  EXPECT_FALSE(implicit("mb16ic3ih226oc64kh3", Pass::forward));
+  EXPECT_TRUE(implicit("mb16ic64ih226oc64kh3", Pass::forward));
+  auto column_form = [&](const char* text) {
+    auto plan = im2col::CpuIm2col(options).plan(testing::problem(text), Pass::forward);
+    const auto& details = plan->info().details;
+    const auto columns = std::find_if(details.begin(), details.end(),
+                                      [](const auto& d) { return d.first == "columns"; });
+    return std::make_pair(columns != details.end() ? columns->second : "", plan->info().tile);
+  };
+  EXPECT_EQ(column_form("mb2ic16ih40oc16kh3ph1"),
+            std::make_pair(std::string("masked"), std::string()));
+  EXPECT_EQ(column_form("mb2ic16ih40oc16kh3"),
+            std::make_pair(std::string("implicit"), std::string("256 grid columns")));
 }
 
 // taps=auto takes the tap classes where they run (forward and backward-data, the unpacked
@@ -920,15 +1046,24 @@ TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
   const ConvProblem same = testing::problem("mb2ic8ih20oc6kh3ph1");
   EXPECT_EQ(details(automatic, same)["bwd_data"], "transposed");
   EXPECT_EQ(details(automatic, same)["taps"], "all, transposed");
-  EXPECT_EQ(im2col::im2col_layout(same, Pass::backward_data, unpacked, 1).flipped,
-            pad16(same.w_elems()));
+  // The masked form reads its own copy of the filter, flipped and its columns reordered; with
+  // the column buffer the GEMM reads the flipped filter.
+  const auto masked = im2col::im2col_layout(same, Pass::backward_data, unpacked, 1);
+  EXPECT_TRUE(masked.masked);
+  EXPECT_EQ(masked.flipped, 0);
+  EXPECT_EQ(masked.ordered, pad16(same.w_elems()));
+  im2col::Im2colOptions buffered = unpacked;
+  buffered.columns = im2col::ColumnForm::buffer;
+  const auto flipped = im2col::im2col_layout(same, Pass::backward_data, buffered, 1);
+  EXPECT_EQ(flipped.flipped, pad16(same.w_elems()));
+  EXPECT_EQ(flipped.ordered, 0);
   // K/g > C/g: the transposed column buffer would be larger...
   EXPECT_EQ(details(automatic, testing::problem("mb2ic4ih20oc8kh3ph1"))["bwd_data"], "col2im");
-  // ...unless the implicit form reads it in place, which auto takes on tiled images (AlexNet's
+  // ...unless the masked form reads it in place, which auto takes on tiled images (AlexNet's
   // conv2, VGG-16's conv2_1) where the GEMM has 32 rows (C/g) or more (not VGG-16's conv1_1).
   for (const char* layer : {"mb16ic64ih27oc192kh5ph2", "mb16ic64ih112oc128kh3ph1"}) {
     EXPECT_EQ(details(automatic, testing::problem(layer))["bwd_data"], "transposed") << layer;
-    EXPECT_EQ(details(automatic, testing::problem(layer))["columns"], "implicit") << layer;
+    EXPECT_EQ(details(automatic, testing::problem(layer))["columns"], "masked") << layer;
   }
   EXPECT_EQ(details(automatic, testing::problem("mb16ic3ih224oc64kh3ph1"))["bwd_data"], "col2im");
   im2col::Im2colOptions buffer = unpacked;

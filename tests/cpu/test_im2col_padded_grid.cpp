@@ -15,6 +15,7 @@
 #include "strategy/im2col_padded_grid.hpp"
 #include "strategy/im2col_tap_classes.hpp"
 #include "support/conv_tester.hpp"
+#include "support/geometry_text.hpp"
 
 namespace convlab {
 namespace {
@@ -42,14 +43,7 @@ std::vector<Im2colGeometry> geometries() {
   return out;
 }
 
-std::string describe(const Im2colGeometry& g) {
-  return "C " + std::to_string(g.channels) + ", " + std::to_string(g.in_h) + "x" +
-         std::to_string(g.in_w) + " -> " + std::to_string(g.out_h) + "x" +
-         std::to_string(g.out_w) + ", kernel " + std::to_string(g.kernel_h) + "x" +
-         std::to_string(g.kernel_w) + ", pad " + std::to_string(g.pad_h) + "/" +
-         std::to_string(g.pad_w) + ", dilation " + std::to_string(g.dilation_h) + "/" +
-         std::to_string(g.dilation_w);
-}
+using testing::describe;
 
 TEST(PaddedGrid, RowsAreTheColumnBuffersRows) {
   std::mt19937 rng(static_cast<uint32_t>(testing::run_seed()));

@@ -152,6 +152,7 @@
 #include "im2col_loops.hpp"
 #include "padded_grid_loops.hpp"
 #include "strategy/im2col_index.hpp"
+#include "strategy/im2col_masked_columns.hpp"
 #include "strategy/im2col_tap_classes.hpp"
 #include "tap_class_loops.hpp"
 
@@ -211,6 +212,7 @@ class Im2colPlan final : public Plan {
     info_.details.emplace_back("taps", std::string(layout_.tap_classes ? "in_image" : "all") +
                                            (layout_.transposed ? ", transposed" : ""));
     info_.details.emplace_back("columns", layout_.implicit    ? "implicit"
+                                          : layout_.masked    ? "masked"
                                           : layout_.pointwise ? "x in place (1x1)"
                                                               : "buffer");
     if (pass == Pass::backward_data) {
@@ -234,7 +236,8 @@ class Im2colPlan final : public Plan {
         {"gemm_packing", static_cast<std::size_t>(4 * layout_.workers * layout_.gemm)},
         {"tap_index", static_cast<std::size_t>(4 * layout_.workers * layout_.index)},
         {"partials", static_cast<std::size_t>(4 * (layout_.workers - 1) * layout_.partial)},
-        {"flipped_filter", static_cast<std::size_t>(4 * layout_.flipped)}};
+        {"flipped_filter", static_cast<std::size_t>(4 * layout_.flipped)},
+        {"ordered_filter", static_cast<std::size_t>(4 * layout_.ordered)}};
     info_.details.insert(info_.details.begin(),
                          {{"layout", layout_.describe()},
                           {"own_threads", std::to_string(layout_.workers)},
@@ -274,8 +277,8 @@ class Im2colPlan final : public Plan {
         // 9 MiB dW cost a tenth of a two-thread backward-filter pass on ResNet-50's 7x7 layer.
         // The partials are dW's (images mode) or the output's (in_channels mode).
         const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
-        if (layout_.flipped > 0) {
-          flip_filter(t.w, flipped_of(base), thread, threads);
+        if (layout_.flipped > 0 || layout_.ordered > 0) {
+          copy_filter(t.w, base, thread, threads);
 #pragma omp barrier
         }
         for (int64_t v = thread; v < layout_.workers; v += threads) slice(v);
@@ -283,14 +286,14 @@ class Im2colPlan final : public Plan {
         if (reduce && !failure) reduce_partials(t, base, thread, threads);
       }
 #else
-      if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
+      copy_filter(t.w, base, 0, 1);
       for (int64_t v = 0; v < layout_.workers; ++v) slice(v);
       if (reduce && !failure) reduce_partials(t, base, 0, 1);
 #endif
       if (failure) std::rethrow_exception(failure);
     } else {
       set_gemm_threads(backend_, layout_.gemm_threads);
-      if (layout_.flipped > 0) flip_filter(t.w, flipped_of(base), 0, 1);
+      copy_filter(t.w, base, 0, 1);
       run_slice(0, t, base);
     }
   }
@@ -312,9 +315,22 @@ class Im2colPlan final : public Plan {
     return base + layout_.workers * worker_floats() + (v - 1) * layout_.partial;
   }
   float* flipped_of(float* base) const { return partial_of(layout_.workers, base); }
+  float* ordered_of(float* base) const { return flipped_of(base) + layout_.flipped; }
   // Group g's rows of the flipped filter: C/g rows of K/g*R*S, as w holds K/g rows of C/g*R*S.
   const float* flipped_group(const float* flipped, int64_t group) const {
     return flipped + group * p_.c_per_group() * col_rows(conv_geometry_);
+  }
+  // Group g's rows of the masked form's filter: the GEMM's rows of its depth.
+  const float* ordered_group(const float* ordered, int64_t group) const {
+    return ordered + group * (layout_.transposed ? p_.c_per_group() : p_.k_per_group()) *
+                         col_rows(conv_geometry_);
+  }
+  // Where the masked form's lane bits follow its offsets and lane rows in the index.
+  uint16_t* masked_bits(int64_t* index) const {
+    return reinterpret_cast<uint16_t*>(index + 2 * col_rows(conv_geometry_));
+  }
+  const uint16_t* masked_bits(const int64_t* index) const {
+    return reinterpret_cast<const uint16_t*>(index + 2 * col_rows(conv_geometry_));
   }
   ClassBuffers class_buffers(int64_t v, float* base) const {
     float* col = base + v * worker_floats();
@@ -326,11 +342,20 @@ class Im2colPlan final : public Plan {
     return {col, stage, panel, gemm, index, flipped_of(base)};
   }
 
-  // The flipped filter (strategy/im2col_tap_classes.hpp, flip_filter_rows) for part `part` of
-  // `parts` ranges of w's (group, k) rows: the threads write disjoint rows of it.
-  void flip_filter(const float* w, float* flipped, int part, int parts) const {
-    const int64_t rows = p_.groups * p_.k_per_group();
-    flip_filter_rows(p_, w, rows * part / parts, rows * (part + 1) / parts, flipped);
+  // The filter copies the plan's GEMMs read, for part `part` of `parts` ranges of their rows
+  // (the threads write disjoint rows): the flipped filter (strategy/im2col_tap_classes.hpp,
+  // flip_filter_rows) by w's (group, k) rows, or the masked form's, its columns reordered
+  // (strategy/im2col_masked_columns.hpp, masked_filter_rows) by its own (group, GEMM row).
+  void copy_filter(const float* w, float* base, int part, int parts) const {
+    if (layout_.flipped > 0) {
+      const int64_t rows = p_.groups * p_.k_per_group();
+      flip_filter_rows(p_, w, rows * part / parts, rows * (part + 1) / parts, flipped_of(base));
+    }
+    if (layout_.ordered > 0) {
+      const int64_t rows = p_.groups * (layout_.transposed ? p_.c_per_group() : p_.k_per_group());
+      masked_filter_rows(p_, conv_geometry_, layout_.transposed, layout_.masked_block, w,
+                         rows * part / parts, rows * (part + 1) / parts, ordered_of(base));
+    }
   }
 
   // The pass's output: y, dx or dW, with its element count.
@@ -396,6 +421,17 @@ class Im2colPlan final : public Plan {
         offsets[row] = grid_tap_offset(conv_geometry_, layout_.grid, row);
       }
     }
+    // The masked form's depth steps: each one's offset in the input and lane row, then the
+    // taps' lane bits.
+    if (layout_.masked) {
+      const int64_t rows = col_rows(conv_geometry_);
+      for (int64_t l = 0; l < rows; ++l) {
+        const int64_t row = masked_depth_row(conv_geometry_, layout_.masked_block, l);
+        offsets[l] = masked_tap_offset(conv_geometry_, row);
+        offsets[rows + l] = masked_lane_row(conv_geometry_, row);
+      }
+      masked_lane_bits(conv_geometry_, masked_bits(offsets));
+    }
     float* dw = t.w;
     // Backward-filter's products sum into dw, or transposed into dw_t (filter_sums).
     float* sums = dw;
@@ -416,13 +452,17 @@ class Im2colPlan final : public Plan {
       chunk.count = std::min({layout_.images_per_gemm, end - q, p_.n - chunk.image});
       switch (pass_) {
         case Pass::forward:
-          convolve(chunk, t.x + x_offset(chunk), t.w + w_offset(chunk), t.y + y_offset(chunk),
-                   col, stage, gemm, offsets);
+          convolve(
+              chunk, t.x + x_offset(chunk),
+              layout_.masked ? ordered_group(ordered_of(base), chunk.group) : t.w + w_offset(chunk),
+              t.y + y_offset(chunk), col, stage, gemm, offsets);
           break;
         case Pass::backward_data:
           if (layout_.transposed) {
             // dx = the forward convolution of dy by the flipped filter.
-            convolve(chunk, t.y + y_offset(chunk), flipped_group(flipped_of(base), chunk.group),
+            convolve(chunk, t.y + y_offset(chunk),
+                     layout_.masked ? ordered_group(ordered_of(base), chunk.group)
+                                    : flipped_group(flipped_of(base), chunk.group),
                      t.x + x_offset(chunk), col, stage, gemm, offsets);
           } else {
             backward_data(chunk, t, col, stage, gemm);
@@ -483,6 +523,13 @@ class Im2colPlan final : public Plan {
     const int64_t m = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
     const int64_t out_channels = layout_.transposed ? p_.c : p_.k;
     const int64_t rows = col_rows(g), pixels = col_pixels(g);
+    if (layout_.masked) {
+      // One GEMM from the input into the output, both in place (masked_tap_offset's rows).
+      const cpu_gemm::BLanes lanes{masked_bits(offsets), offsets + rows};
+      sgemm(backend_, false, false, m, pixels, rows, w, rows, in, 0, 0.0f, out, pixels,
+            layout_.gemm_scratch, gemm, nullptr, offsets, &lanes);
+      return;
+    }
     if (layout_.implicit) {
       const PaddedGrid& grid = layout_.grid;
       pad_into_grid(g, grid, in, col);
@@ -900,10 +947,11 @@ Support CpuIm2col::supports_with(const ConvProblem& p, Pass pass,
     }
   }
   // The channels modes need the tap classes, which taps=auto takes or not by the layer (and
-  // in_channels their forward GEMMs), and the transposed backward-data a stride of 1 and, with
-  // every tap, no more padding than the problem's: the layout knows.
-  if (options.parallel == ParallelMode::channels ||
-      options.parallel == ParallelMode::in_channels || options.columns == ColumnForm::implicit ||
+  // in_channels their forward GEMMs), the transposed backward-data a stride of 1 and, with
+  // every tap, no more padding than the problem's, the forms that read the column buffer in
+  // place theirs: the layout knows.
+  if (options.parallel == ParallelMode::channels || options.parallel == ParallelMode::in_channels ||
+      options.columns == ColumnForm::implicit || options.columns == ColumnForm::masked ||
       (pass == Pass::backward_data && options.bwd_data == DataForm::transposed)) {
     try {
       (void)im2col_layout(p, pass, options, num_threads());

@@ -64,20 +64,28 @@ enum class DataForm {
 };
 const char* to_string(DataForm form) noexcept;
 
-/// Where the GEMM reads the column buffer from (strategy/im2col_padded_grid.hpp).
+/// Where the GEMM reads the column buffer from (strategy/im2col_padded_grid.hpp,
+/// strategy/im2col_masked_columns.hpp).
 enum class ColumnForm {
-  /// implicit where it applies and it saves more copying than it costs: forward and the
-  /// transposed backward-data where they are tiled (images of more than
-  /// kUnpackedTargetColumns pixels; kImplicitMaxExtraShare, kImplicitMaxExtraProducts,
-  /// kImplicitMinRowsPerOutputRow), backward-filter where the padded images are smaller than
-  /// the column buffer (kImplicitMinChannels); else buffer
+  /// Forward and the transposed backward-data where they are tiled (images of more than
+  /// kUnpackedTargetColumns pixels): masked where it applies (output rows as wide as the
+  /// input's) and kMaskedMinRowsPerOutputRow holds, else implicit where it saves more copying
+  /// than it costs
+  /// (kImplicitMaxExtraShare, kImplicitMaxExtraProducts, kImplicitMinRowsPerOutputRow).
+  /// Backward-filter: implicit where the padded images are smaller than the column buffer
+  /// (kImplicitMinChannels). Else buffer.
   automatic,
-  buffer,    ///< im2col copies every tap's row into the column buffer
+  buffer,  ///< im2col copies every tap's row into the column buffer
   /// gemm=unpacked, every tap: each image padded once, the GEMM reading the column buffer
   /// where it lies in that padded image. Forward and the transposed backward-data (stride 1)
   /// read each of its rows as a run of the image; backward-filter (any stride) reads each of
   /// its columns at the output pixel's offset, one GEMM per tap.
   implicit,
+  /// gemm=unpacked, every tap, forward and the transposed backward-data with stride 1 and
+  /// output rows as wide as the input's (OW = W): the GEMM reads the column buffer's rows in x
+  /// itself, unpadded, the lanes in the padding masked off, and writes y in place; no copy of
+  /// either, no extra columns (strategy/im2col_masked_columns.hpp).
+  masked,
 };
 const char* to_string(ColumnForm form) noexcept;
 
@@ -97,6 +105,13 @@ inline constexpr double kImplicitMaxExtraProducts = 32.0;
 /// form copied the column buffer's rows in. VGG-16's conv1_1 (27 column rows, 64 output rows)
 /// ran its forward pass 2x slower implicit (docs/strategy-im2col.md, "Implicit columns").
 inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
+/// columns=auto takes the masked form where the column buffer has at least this many rows
+/// per row of the GEMM's output. On the AMD EPYC VM (one thread, forward) VGG-16's conv1_1 (27
+/// column rows, 64 output rows, 224x224) ran 1.08-1.14x slower masked than with the buffer,
+/// and 4 channels at 224x224 (36 rows) as fast; at 112x112, 3, 4 and 8 channels ran
+/// 0.92-0.98x of the buffer's time (docs/strategy-im2col.md, "Masked columns"). The rule
+/// keeps every layer measured slower on the buffer, and some faster ones with it.
+inline constexpr int64_t kMaskedMinRowsPerOutputRow = 2;
 
 /// The implicit forms whose GEMMs have the input channels (C/g) as rows: backward-filter's, one
 /// GEMM per tap, and the transposed backward-data, which auto takes with K/g > C/g only for
@@ -170,7 +185,7 @@ struct Im2colOptions {
   /// (a positive integer or auto), parallel (auto, images, gemm), tile (a count of output
   /// pixels, 0 or auto for whole images), gemm (the backends this build has), isa (auto or an
   /// instruction set, for gemm=unpacked), taps (auto, all, in_image), bwd_data (auto, col2im,
-  /// transposed), columns (auto, buffer, implicit). images_per_gemm, parallel and
+  /// transposed), columns (auto, buffer, implicit, masked). images_per_gemm, parallel and
   /// gemm may take their default from an environment variable (CONVLAB_IM2COL_IMAGES_PER_GEMM,
   /// CONVLAB_IM2COL_PARALLEL, CONVLAB_IM2COL_GEMM).
   std::vector<KnobSpec> schema() const;
@@ -213,7 +228,7 @@ inline constexpr int64_t kAlignFloats = 16;
 
 /// What a plan holds and how its workspace is cut (all counts in floats).
 ///   workspace = 4 bytes * (workers * (col + stage + panel + gemm + index + dw_t)
-///                          + (workers - 1) * partial + flipped)
+///                          + (workers - 1) * partial + flipped + ordered)
 struct Im2colLayout {
   int threads = 1;                         ///< convlab::num_threads() when planned
   ParallelMode mode = ParallelMode::gemm;  ///< resolved: images or gemm
@@ -288,6 +303,15 @@ struct Im2colLayout {
   /// blocks: the same bits.
   bool pixel_offsets = false;
   PaddedGrid grid;
+  /// The masked column buffer (ColumnForm::masked; forward and transposed backward-data): per
+  /// image one GEMM reads the input in place and writes the output in place (no col, no
+  /// stage); `index` holds the rows' offsets and lane rows (int64, pad16(4 * rows)) and the
+  /// taps' lane bits (pad16(ceil(R*S * ceil(OH*OW/16) / 2)), `ordered` the filter's columns in
+  /// the masked depth order (flipped for backward-data), pad16(w elements), one for all
+  /// workers, after `flipped`. Channel blocks of `masked_block` (class_channel_block).
+  bool masked = false;
+  int64_t masked_block = 0;
+  int64_t ordered = 0;
   /// The GEMM's buffers, per worker (Eigen's packing, the unpacked GEMM's transposed B; empty
   /// for OpenBLAS and oneDNN, which keep their own): planned for the pass's largest GEMM.
   GemmScratch gemm_scratch;

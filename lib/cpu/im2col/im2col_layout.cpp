@@ -12,6 +12,7 @@
 #include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu_im2col.hpp"
 #include "strategy/im2col_index.hpp"
+#include "strategy/im2col_masked_columns.hpp"
 #include "strategy/im2col_tap_classes.hpp"
 
 namespace convlab::im2col {
@@ -42,10 +43,11 @@ constexpr auto kDataFormNames = enum_names<DataForm::transposed>({
 
 const char* to_string(DataForm form) noexcept { return name_of(kDataFormNames, form); }
 
-constexpr auto kColumnFormNames = enum_names<ColumnForm::implicit>({
+constexpr auto kColumnFormNames = enum_names<ColumnForm::masked>({
     {ColumnForm::automatic, "auto"},
     {ColumnForm::buffer, "buffer"},
     {ColumnForm::implicit, "implicit"},
+    {ColumnForm::masked, "masked"},
 });
 
 const char* to_string(ColumnForm form) noexcept { return name_of(kColumnFormNames, form); }
@@ -62,8 +64,7 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                    /*allow_auto=*/true, "CONVLAB_IM2COL_IMAGES_PER_GEMM",
                    "images sharing one column buffer and GEMM; auto reaches 1024 GEMM columns"),
       choice_knob("parallel", to_string(parallel),
-                  {"auto", "images", "gemm", "channels", "in_channels"},
-                  "CONVLAB_IM2COL_PARALLEL",
+                  {"auto", "images", "gemm", "channels", "in_channels"}, "CONVLAB_IM2COL_PARALLEL",
                   "threads over (image, group) slices, inside the GEMM, over each tap class "
                   "GEMM's output channels or (forward, stride-1 backward-data) input channels "
                   "(tap classes only), or auto: in_channels or channels where they pay under "
@@ -86,14 +87,18 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "flipped filter; auto: transposed under tap classes, and with every tap "
                   "where it pads no side more than the problem and K/g <= C/g or its buffer "
                   "is read in place (columns implicit, C/g >= 32), else col2im"),
-      choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit"}, "",
+      choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit", "masked"}, "",
                   "buffer: im2col copies the taps into a column buffer; implicit (gemm=unpacked, "
                   "every tap; forward and transposed backward-data with stride 1, "
                   "backward-filter): each image padded once and the GEMM reads the buffer "
-                  "there; auto: forward and backward-data on tiled images where its extra "
-                  "columns (<= 15 %) add <= 32 products per column-buffer element and the "
-                  "buffer has >= 2 rows per output row, backward-filter where the padded "
-                  "images are smaller than the buffer and C/g >= 32"),
+                  "there; masked (gemm=unpacked, every tap; forward and transposed "
+                  "backward-data with stride 1 and OW = W): the GEMM reads the buffer in the "
+                  "input itself, the padding's lanes masked, and writes the output in place; "
+                  "auto: forward and backward-data on tiled images masked where it applies, "
+                  "else implicit where its extra columns (<= 15 %) add <= 32 products per "
+                  "column-buffer element and the buffer has >= 2 rows per output row, "
+                  "backward-filter implicit where the padded images are smaller than the "
+                  "buffer and C/g >= 32"),
   };
 }
 
@@ -202,7 +207,9 @@ std::string Im2colLayout::describe() const {
       << (grid_columns ? ", columns implicit (padded image " + grid_size(grid) + ", " +
                              std::to_string(grid.columns) + " grid columns)"
           : implicit ? ", columns implicit by pixel offsets (padded images " + grid_size(grid) + ")"
-                     : std::string())
+          : masked   ? ", columns masked (channel blocks of " + std::to_string(masked_block) +
+                         ", filter reordered " + std::to_string(ordered) + ")"
+                   : std::string())
       << (pointwise ? ", 1x1 shortcut" : "")
       << (tap_classes ? ", taps in_image (" + std::to_string(class_count) + " classes, " +
                             percent(product_share) + " of the products)"
@@ -210,9 +217,10 @@ std::string Im2colLayout::describe() const {
       << ", workspace " << workspace_bytes << " B (col " << col << ", stage " << stage
       << (panel > 0 ? ", panel " + std::to_string(panel) : std::string()) << ", gemm scratch "
       << gemm
-      << (tap_classes || implicit ? ", tap index " + std::to_string(index) : std::string())
-      << ", partial "
-      << partial << (dw_transposed ? ", dW transposed " + std::to_string(dw_t) : std::string())
+      << (tap_classes || implicit || masked ? ", tap index " + std::to_string(index)
+                                            : std::string())
+      << ", partial " << partial
+      << (dw_transposed ? ", dW transposed " + std::to_string(dw_t) : std::string())
       << " floats), gemm " << to_string(backend)
       << (backend == GemmBackend::unpacked ? std::string(" ") + to_string(gemm_scratch.isa)
                                            : std::string());
@@ -233,6 +241,16 @@ bool implicit_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t ti
   return tile > 0 && extra <= kImplicitMaxExtraShare &&
          extra * static_cast<double>(gemm_rows) <= kImplicitMaxExtraProducts &&
          col_rows(conv) >= kImplicitMinRowsPerOutputRow * gemm_rows;
+}
+
+// Whether columns=auto takes the masked form (where it runs) for a GEMM of `gemm_rows` output
+// rows over `conv`, cut into tiles of `tile` pixels (0: untiled): no copy of the input or the
+// output and no extra columns, so none of the implicit form's limits on them; on tiled images
+// only, as the implicit form (smaller ones run tap classes or batch images), and not where
+// the GEMM's depth is short against its rows (kMaskedMinRowsPerOutputRow).
+bool masked_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile) {
+  return tile > 0 && has_masked_columns(conv) &&
+         col_rows(conv) >= kMaskedMinRowsPerOutputRow * gemm_rows;
 }
 
 }  // namespace
@@ -287,11 +305,12 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     }
     layout.tap_classes = true;
   } else if (options.taps == TapMode::automatic) {
-    layout.tap_classes = tap_classes_refusal(options).empty() && tile == 0 &&
-                         options.columns != ColumnForm::implicit &&
-                         share <= 1.0 - (pass == Pass::backward_filter ? kTapClassMinSavingFilter
-                                                                       : kTapClassMinSaving) &&
-                         static_cast<int64_t>(classes.size()) <= kTapClassMaxAuto;
+    layout.tap_classes =
+        tap_classes_refusal(options).empty() && tile == 0 &&
+        options.columns != ColumnForm::implicit && options.columns != ColumnForm::masked &&
+        share <=
+            1.0 - (pass == Pass::backward_filter ? kTapClassMinSavingFilter : kTapClassMinSaving) &&
+        static_cast<int64_t>(classes.size()) <= kTapClassMaxAuto;
   }
   if (layout.tap_classes) {
     tile = 0;
@@ -303,15 +322,16 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   } else if (transposed && !layout.pointwise) {
     // Every tap: the transposed convolution's padding zeros meet the filter. Its column
     // buffer holds K/g*R*S rows where col2im's holds C/g*R*S, for the same products: auto
-    // takes it where that buffer is no larger, or where the implicit form will read it in
-    // place (below) and the GEMM has C/g rows enough.
+    // takes it where that buffer is no larger, or where the implicit or masked form will read
+    // it in place (below) and the GEMM has C/g rows enough.
     const std::string refusal = transposed_all_taps_refusal(p);
     const int64_t transposed_tile = tile_for(col_pixels(class_geometry));
     const bool read_in_place =
         options.backend == GemmBackend::unpacked && p.c_per_group() >= kImplicitMinChannels &&
-        (options.columns == ColumnForm::implicit ||
+        (options.columns == ColumnForm::implicit || options.columns == ColumnForm::masked ||
          (options.columns == ColumnForm::automatic && has_padded_grid(class_geometry) &&
-          implicit_rows_pay(class_geometry, p.c_per_group(), transposed_tile)));
+          (masked_rows_pay(class_geometry, p.c_per_group(), transposed_tile) ||
+           implicit_rows_pay(class_geometry, p.c_per_group(), transposed_tile))));
     if (refusal.empty() && (options.bwd_data == DataForm::transposed ||
                             p.k_per_group() <= p.c_per_group() || read_in_place)) {
       layout.transposed = true;
@@ -349,7 +369,32 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   const bool filter_implicit = pass == Pass::backward_filter && implicit_refusal.empty();
   const PaddedGrid grid =
       has_padded_grid(conv) || filter_implicit ? padded_grid(conv) : PaddedGrid{};
-  if (options.columns == ColumnForm::implicit) {
+  // The masked column buffer: that GEMM reads its rows in the input itself, unpadded, with
+  // the lanes in the padding masked off, and writes the output in place.
+  const std::string masked_refusal = [&]() -> std::string {
+    if (pass == Pass::backward_filter) {
+      return "backward-filter's GEMM sums over the output pixels, reading the column buffer's "
+             "columns rather than its rows (columns=implicit reads them in padded images)";
+    }
+    if (!implicit_refusal.empty()) return implicit_refusal;
+    if (options.tile > 0) {
+      return "tile=" + std::to_string(options.tile) +
+             ": the masked form runs one GEMM over each image, which blocks its columns itself";
+    }
+    if (!has_masked_columns(conv)) {
+      return "output rows of " + std::to_string(conv.out_w) + " over input rows of " +
+             std::to_string(conv.in_w) +
+             ": the masked form numbers the output pixels as the input's, which needs OW = W";
+    }
+    return "";
+  }();
+  if (options.columns == ColumnForm::masked) {
+    if (!masked_refusal.empty()) {
+      throw Error(ErrorCode::unsupported, "cpu.im2col columns=masked on " + p.descriptor() + " " +
+                                              to_string(pass) + ": " + masked_refusal);
+    }
+    layout.masked = true;
+  } else if (options.columns == ColumnForm::implicit) {
     if (!implicit_refusal.empty()) {
       throw Error(ErrorCode::unsupported, "cpu.im2col columns=implicit on " + p.descriptor() +
                                               " " + to_string(pass) + ": " + implicit_refusal);
@@ -363,7 +408,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                       conv.channels >= kImplicitMinChannels;
   } else if (options.columns == ColumnForm::automatic) {
     const int64_t gemm_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
-    layout.implicit = implicit_refusal.empty() && implicit_rows_pay(conv, gemm_rows, tile);
+    layout.masked = masked_refusal.empty() && masked_rows_pay(conv, gemm_rows, tile);
+    layout.implicit =
+        !layout.masked && implicit_refusal.empty() && implicit_rows_pay(conv, gemm_rows, tile);
   }
   if (layout.implicit) {
     layout.grid = grid;
@@ -469,8 +516,8 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   // reads x in place and has no column buffer to block.
   // Forward's implicit form (the GEMM's columns are grid columns) too; backward-filter's
   // blocks the images' pixels as the column buffer does.
-  const bool tiled =
-      (tile > 0 && !layout.pointwise) || (layout.implicit && !layout.pixel_offsets);
+  const bool tiled = (tile > 0 && !layout.pointwise) ||
+                     (layout.implicit && !layout.pixel_offsets) || layout.masked;
   if (b < 1 || layout.pointwise || tiled) b = 1;
   // As many GEMMs as b gives, but of even width (8 images with b = 6: 4 + 4, not 6 + 2).
   b = ceil_div(longest, ceil_div(longest, b));
@@ -480,9 +527,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   if (layout.implicit && !layout.pixel_offsets) {
     layout.tile = tile > 0 ? std::min(tile, grid.columns) : grid.columns;
   }
+  // The masked form's GEMM spans its image: the GEMM blocks its columns itself.
+  if (layout.masked) layout.tile = 0;
 
   // The widest GEMM's columns: a tile, or b images.
-  const int64_t cols = tiled ? layout.tile : checked_mul(b, pixels, "im2col columns");
+  const int64_t cols = layout.masked ? pixels
+                       : tiled       ? layout.tile
+                                     : checked_mul(b, pixels, "im2col columns");
   // The GEMM's output rows: y's K/g channels, or (transposed) dx's C/g.
   const int64_t out_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
   layout.col = layout.pointwise ? 0 : pad16(checked_mul(col_rows(conv), cols, "im2col col"));
@@ -499,6 +550,14 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.col = pad16(checked_mul(conv.channels, grid.plane, "im2col padded image"));
     layout.stage = pad16(checked_mul(out_rows, cols, "im2col stage"));
     layout.index = pad16(checked_mul(2, col_rows(conv), "im2col tap offsets"));
+  } else if (layout.masked) {
+    // The rows' offsets in the input and lane rows, and the taps' lane bits (two to a float).
+    layout.col = 0;
+    layout.stage = 0;
+    layout.masked_block = class_channel_block(conv.channels, p.r * p.s);
+    const int64_t bits = checked_mul(p.r * p.s, masked_lane_words(conv), "im2col lane bits");
+    layout.index = checked_add(pad16(checked_mul(4, col_rows(conv), "im2col tap offsets")),
+                               pad16((bits + 1) / 2), "im2col tap offsets");
   }
   std::array<int64_t, 3> class_filter_gemm{};  // m, n, k of backward-filter's class GEMMs
   if (layout.tap_classes) {
@@ -561,7 +620,11 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   }
   // The tap classes read the flipped filter from w in place (flipped_tap_offsets); every tap
   // runs a GEMM of any backend, which needs it as a matrix.
-  if (layout.transposed && !layout.tap_classes) layout.flipped = pad16(p.w_elems());
+  // The masked form reads its own copy, the filter's columns in its depth order.
+  if (layout.transposed && !layout.tap_classes && !layout.masked) {
+    layout.flipped = pad16(p.w_elems());
+  }
+  if (layout.masked) layout.ordered = pad16(p.w_elems());
   // The extra workers' sums: backward-filter's dW (images mode), or the whole output split by
   // input channels.
   layout.partial = layout.workers == 1 ? 0
@@ -614,11 +677,11 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                          layout.dw_t}) {
     per_worker = checked_add(per_worker, buffer, "im2col workspace");
   }
-  const int64_t floats =
-      checked_add(checked_add(checked_mul(layout.workers, per_worker, "im2col workspace"),
-                              checked_mul(layout.workers - 1, layout.partial, "im2col workspace"),
-                              "im2col workspace"),
-                  layout.flipped, "im2col workspace");
+  const int64_t floats = checked_add(
+      checked_add(checked_mul(layout.workers, per_worker, "im2col workspace"),
+                  checked_mul(layout.workers - 1, layout.partial, "im2col workspace"),
+                  "im2col workspace"),
+      checked_add(layout.flipped, layout.ordered, "im2col workspace"), "im2col workspace");
   layout.workspace_bytes =
       static_cast<std::size_t>(checked_mul(floats, int64_t{sizeof(float)}, "im2col workspace"));
   return layout;
