@@ -74,6 +74,15 @@
 // of the column buffer, no others. The values and their order are the column buffer's: the
 // same bits.
 //
+// Masked columns (columns=masked, or auto where it pays; strategy/im2col_masked_columns.hpp).
+// With stride 1 and OW = W, each row of the column buffer is a run of the unpadded input with
+// the taps in the padding masked off: the forward convolution (forward, or the transposed
+// backward-data) runs one GEMM per image reading B's row l at in + offset[l], its lanes by
+// the tap's bits (the unpacked SGEMM's b_index and b_lanes), into the output in place. The
+// depth runs in blocks of channels, tap by tap, so the bits change once per block; the filter
+// (flipped, transposed) is copied into that order once per run (`ordered`). The sums are the
+// column buffer's products in that order: exact where they are, not the buffer's bits.
+//
 // 1x1 shortcut. With R = S = 1, stride 1, pad 0, col = x_n itself ([Cg, H*W], rows at
 // stride H*W), so the GEMMs read x (forward, backward-filter) or write dx (backward-data) in
 // place and there is no column buffer; b is 1 there (batching would need the copy it avoids).
@@ -126,13 +135,16 @@
 //                Wp alike), stage = pad16(Kg * min(256, width)) (dY^T of one depth block),
 //                index = pad16(2 * min(256, width)) (that block's pixels' offsets), dw_t as
 //                below, gemm = 0
+//   masked columns: col = 0, stage = 0, index = pad16(4 * Ci*R*S) (the depth steps' offsets
+//                and lane rows) + pad16(ceil(R*S * ceil(P'/16) / 2)) (the lane bits, P' the
+//                GEMM's pixels), ordered = pad16(K*C/g*R*S), one for all workers; b = 1
 //   dw_t    = backward-filter transposed (Im2colLayout::dw_transposed) ? pad16(K * L) : 0
 //   bytes   = 4 * (workers * (col + stage + panel + gemm + index + dw_t)
-//                  + (workers - 1) * partial + flipped)
+//                  + (workers - 1) * partial + flipped + ordered)
 // Worker v's buffers start at v*(col + stage + panel + gemm + index + dw_t) in that order; the
-// partials follow all workers, the flipped filter the partials. run() allocates nothing
-// itself; what the GEMM libraries and the OpenMP runtime allocate inside is measured in
-// docs/strategy-im2col.md and docs/memory-honesty.md.
+// partials follow all workers, the flipped filter the partials, the ordered filter that.
+// run() allocates nothing itself; what the GEMM libraries and the OpenMP runtime allocate
+// inside is measured in docs/strategy-im2col.md and docs/memory-honesty.md.
 
 #include "cpu_im2col.hpp"
 

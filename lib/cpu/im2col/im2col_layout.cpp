@@ -86,7 +86,7 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "backward-data as W^T dY and col2im, or (stride 1) as dy convolved with the "
                   "flipped filter; auto: transposed under tap classes, and with every tap "
                   "where it pads no side more than the problem and K/g <= C/g or its buffer "
-                  "is read in place (columns implicit, C/g >= 32), else col2im"),
+                  "is read in place (columns masked or implicit, C/g >= 32), else col2im"),
       choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit", "masked"}, "",
                   "buffer: im2col copies the taps into a column buffer; implicit (gemm=unpacked, "
                   "every tap; forward and transposed backward-data with stride 1, "
