@@ -19,7 +19,7 @@
 /// A GEMM reads row l's column q at x + tap_offset + q where the bit of (l's tap, q) is set and
 /// takes zero where it is clear; the padding's addresses are never read (they are another
 /// row's or channel's floats, or outside x). The values are the column buffer's, zeros
-/// included, so its products and their sums are the column buffer's: the same bits.
+/// included, and so are the products; the order of their sums is below.
 ///
 /// Against the padded grid (strategy/im2col_padded_grid.hpp): no padded copy of the image,
 /// no extra columns between output rows, and the GEMM's columns are y's, so no stage.

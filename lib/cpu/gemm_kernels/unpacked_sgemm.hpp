@@ -54,8 +54,8 @@ struct BLanes {
 /// With `b_lanes` as well, B's row l holds only some of its columns: column j is
 /// b[b_index[l] + j] where bit j % 16 of b_lanes->words[b_lanes->row[l] + j / 16] is set, and
 /// zero where it is clear, where the product reads nothing (the address may lie outside any
-/// allocation). cpu.im2col's direct columns read the taps of the unpadded image so, the bits
-/// clearing the taps that fall in its padding (strategy/im2col_direct_columns.hpp).
+/// allocation). cpu.im2col's masked columns read the taps of the unpadded image so, the bits
+/// clearing the taps that fall in its padding (strategy/im2col_masked_columns.hpp).
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                     const int64_t* a_index = nullptr, const int64_t* b_index = nullptr,
