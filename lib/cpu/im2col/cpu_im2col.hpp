@@ -108,9 +108,9 @@ inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
 /// columns=auto takes the masked form where the column buffer has at least this many rows
 /// per row of the GEMM's output. On the AMD EPYC VM (one thread, forward) VGG-16's conv1_1 (27
 /// column rows, 64 output rows, 224x224) ran 1.08-1.14x slower masked than with the buffer,
-/// and 4 channels at 224x224 (36 rows) as fast; at 112x112, 3, 4 and 8 channels ran
-/// 0.92-0.98x of the buffer's time (docs/strategy-im2col.md, "Masked columns"). The rule
-/// keeps every layer measured slower on the buffer, and some faster ones with it.
+/// and 4 channels at 224x224 (36 rows) as fast; at 112x112, 3 to 16 channels ran 0.63-1.00x
+/// of the buffer's time (docs/strategy-im2col.md, "Masked columns"). The rule keeps every
+/// layer measured slower on the buffer, and some faster ones with it.
 inline constexpr int64_t kMaskedMinRowsPerOutputRow = 2;
 
 /// The implicit forms whose GEMMs have the input channels (C/g) as rows: backward-filter's, one
