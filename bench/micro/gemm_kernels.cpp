@@ -6,7 +6,12 @@
 //    sgemm and oneDNN's dnnl_sgemm (where built; each labelled with what it runs on this CPU)
 //    on the same operands, held in cache between iterations: the per-point product shapes of
 //    ResNet-50's 3x3 layers at mb 16, two of cpu.im2col's tap-class products (the 7x7 layer's
-//    interior of 16 images, 400 columns, and the 14x14 layer's of 2 images) and a square one.
+//    interior of 16 images, 400 columns, and the 14x14 layer's of 2 images) and a square one;
+//  - row_copy/<copy>/<width>: the tap classes' row copies (cpu_gemm::copy_rows) as a class's
+//    column buffer takes them, 11 rows `width` floats wide, `width` + 2 apart, of each of
+//    64 x 6 x 16 planes (channels x taps x images) into one run per plane, in one call: the
+//    library's copy with each instruction set beside masked vector loads and stores per row
+//    (AVX-512's k-masks, AVX2's vmaskmov), the copy it replaced (ns per row).
 //
 //   CONVLAB_NUM_THREADS=1 taskset -c 1 build/release/bench/micro/gemm_kernels \
 //     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -21,6 +26,7 @@
 #endif
 
 #include "convlab/threads.hpp"
+#include "lib/cpu/gemm_kernels/strided_rows.hpp"
 #include "lib/cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "lib/cpu/im2col/gemm.hpp"
 #include "lib/cpu/isa.hpp"
@@ -105,6 +111,84 @@ void BM_Gemm(benchmark::State& state, im2col::GemmBackend backend, int64_t m, in
                            (runtime.empty() ? "" : " " + runtime));
 }
 
+#if CONVLAB_X86
+#include <immintrin.h>
+// The masked row copies copy_rows ran before: one masked vector per row (rows under a
+// vector's width, as the tap classes' mostly are), over the blocks of rows as copy_rows.
+__attribute__((target("avx512f"))) void masked_rows_avx512(
+    const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst,
+    int64_t dst_stride, const convlab::cpu_gemm::RowBlocks& blocks) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1);
+  for (int64_t u = 0; u < blocks.outer; ++u) {
+    const float* s = src + u * blocks.src_outer;
+    float* d = dst + u * blocks.dst_outer;
+    for (int64_t r = 0; r < rows; ++r, s += src_stride, d += dst_stride) {
+      _mm512_mask_storeu_ps(d, mask, _mm512_maskz_loadu_ps(mask, s));
+    }
+  }
+}
+__attribute__((target("avx2"))) void masked_rows_avx2(const float* src, int64_t src_stride,
+                                                      int64_t rows, int64_t width, float* dst,
+                                                      int64_t dst_stride,
+                                                      const convlab::cpu_gemm::RowBlocks& blocks) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t u = 0; u < blocks.outer; ++u) {
+    const float* s = src + u * blocks.src_outer;
+    float* d = dst + u * blocks.dst_outer;
+    for (int64_t r = 0; r < rows; ++r, s += src_stride, d += dst_stride) {
+      for (int64_t p = 0; p < width; p += 8) {
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(width - p)), lane);
+        _mm256_maskstore_ps(d + p, mask, _mm256_maskload_ps(s + p, mask));
+      }
+    }
+  }
+}
+#endif
+
+enum class RowCopy { library_avx512, library_avx2, masked_avx512, masked_avx2 };
+
+void BM_RowCopy(benchmark::State& state, RowCopy copy, int64_t width) {
+  const bool avx512 = copy == RowCopy::library_avx512 || copy == RowCopy::masked_avx512;
+  const CpuIsa isa = avx512 ? CpuIsa::avx512 : CpuIsa::avx2;
+  if (!convlab::cpu_isa_supported(isa) || (avx512 && width > 16)) {
+    state.SkipWithError(avx512 && width > 16 ? "the masked AVX-512 copy takes rows of <= 16"
+                                             : "instruction set not supported here");
+    return;
+  }
+  constexpr int64_t kPlanes = 64 * 6 * 16, kRows = 11;
+  const int64_t stride = width + 2, plane = stride * (kRows + 2);
+  std::vector<float> src(static_cast<std::size_t>(kPlanes * plane), 1.0f);
+  std::vector<float> dst(static_cast<std::size_t>(kPlanes * kRows * width));
+  convlab::cpu_gemm::RowBlocks planes;  // one call for all planes, as the tap classes make it
+  planes.outer = kPlanes;
+  planes.src_outer = plane;
+  planes.dst_outer = kRows * width;
+  for (auto _ : state) {
+    const float* from = src.data() + stride + 1;
+    switch (copy) {
+      case RowCopy::library_avx512:
+      case RowCopy::library_avx2:
+        convlab::cpu_gemm::copy_rows(isa, from, stride, kRows, width, dst.data(), width, planes);
+        break;
+#if CONVLAB_X86
+      case RowCopy::masked_avx512:
+        masked_rows_avx512(from, stride, kRows, width, dst.data(), width, planes);
+        break;
+      case RowCopy::masked_avx2:
+        masked_rows_avx2(from, stride, kRows, width, dst.data(), width, planes);
+        break;
+#else
+      default:
+        break;
+#endif
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["ns/row"] =
+      benchmark::Counter(double(kPlanes * kRows) * double(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 struct Shape {
   int64_t m, n, k;
 };
@@ -127,6 +211,17 @@ const bool kRegistered = [] {
       benchmark::RegisterBenchmark(
           ("gemm/" + std::string(im2col::to_string(backend)) + "/" + dims).c_str(), BM_Gemm,
           backend, s.m, s.n, s.k);
+    }
+  }
+  const std::pair<RowCopy, const char*> copies[] = {{RowCopy::library_avx512, "library/avx512"},
+                                                    {RowCopy::masked_avx512, "masked/avx512"},
+                                                    {RowCopy::library_avx2, "library/avx2"},
+                                                    {RowCopy::masked_avx2, "masked/avx2"}};
+  for (int64_t width : {1, 2, 3, 5, 7, 11, 13}) {
+    for (const auto& [copy, name] : copies) {
+      benchmark::RegisterBenchmark(
+          ("row_copy/" + std::string(name) + "/" + std::to_string(width)).c_str(), BM_RowCopy, copy,
+          width);
     }
   }
   return true;

@@ -1,8 +1,9 @@
 #pragma once
 // Copies and sums of short rows at arbitrary strides, compiled once per instruction set
 // (strided_rows.inc): cpu.im2col's tap classes move a class's pixels of each plane row by row,
-// rows a few floats wide (11 in a 13x13 image's interior, 1 at its edges), where a copy of
-// fixed size per row ran three times slower than one masked vector load and store.
+// rows a few floats wide (11 in a 13x13 image's interior, 1 at its edges), where a copy
+// through a row-sized local array ran three times slower than one masked vector load and
+// store, and that one slower than two overlapping moves of plain blocks of floats.
 
 #include <cstdint>
 
