@@ -61,9 +61,10 @@
 // (transforms and GEMMs, the GEMMs single-threaded) in its own V and M/P: one fork and join
 // per group, where splitting every stage of every chunk cost three (on a loaded 2-core VM
 // those barriers made two threads 3-7x slower than one). Forward and backward-data deal the
-// chunks round-robin; a chunk's operations do not depend on who runs it, so their results
-// are bitwise independent of T; in blocks over one chunk the workers share its transforms and
-// take blocks of U's rows, the one-thread plan's blocks: independent of T too. Backward-filter
+// chunks in turn to whichever worker is free; a chunk's operations do not depend on who runs
+// it, so their results are bitwise independent of T and of the order; in blocks over one
+// chunk the workers share its transforms and take blocks of U's rows in turn, the one-thread
+// plan's blocks: independent of T too. Backward-filter
 // gives each worker a contiguous run of chunks summed into its own dU, added in worker order:
 // deterministic for a fixed T (as cpu.im2col); in blocks (one chunk) the workers share its
 // transforms and take blocks of dU rows, each summed over all tiles: independent of T.
@@ -87,6 +88,7 @@
 #include "cpu_winograd.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -187,7 +189,7 @@ class WinogradPlan final : public Plan {
       for (int64_t g = 0; g < p_.groups; ++g) {
         if (block < kg) {
           // One chunk (the layout allows no blocks otherwise), shared: the workers transform
-          // contiguous parts of its tiles, then take blocks of dU's rows round-robin, each
+          // contiguous parts of its tiles, then take blocks of dU's rows in turn, each
           // summed over all tiles into the worker's block buffer and written to dw while in
           // cache (a whole dU of 36 MiB at 512 channels went to memory and back). A tile's
           // transform and a block's sums do not depend on who runs them: the result is the
@@ -242,7 +244,7 @@ class WinogradPlan final : public Plan {
     for (int64_t g = 0; g < p_.groups; ++g) {
       if (blocked && l_.input_buffers == 1 && l_.workers > 1) {
         // One chunk, shared: the workers transform contiguous parts of its tiles, then take
-        // blocks of U's rows round-robin, each transformed, multiplied over all tiles and
+        // blocks of U's rows in turn, each transformed, multiplied over all tiles and
         // its rows of the output written while in cache. Every block of U is transformed
         // once, where a chunk per worker would have each transform all of U. A tile's
         // transforms and a block's products do not depend on who runs them: the result is
@@ -262,13 +264,14 @@ class WinogradPlan final : public Plan {
         continue;
       }
       if (!blocked) transform_filter(g, t.w, u, 0, cd, threads_);
-      // Chunks dealt round-robin: a chunk's tiles and operations do not depend on who runs
-      // it, so the result is the same for any thread count.
+      // Chunks taken in turn by whichever worker is free: a chunk's tiles and operations do
+      // not depend on who runs it, so the result is the same for any thread count and order.
+      std::atomic<int64_t> next_chunk{0};
       run_workers([&](int64_t w) {
         float* v = buffers(w);
         float* prod = v + l_.input_floats;
         float* own_block = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
-        for (int64_t ci = w; ci < chunks; ci += l_.workers) {
+        for (int64_t ci = next_chunk++; ci < chunks; ci = next_chunk++) {
           const int64_t t0 = ci * l_.chunk, count = std::min(l_.chunk, l_.tiles - t0);
           transform_input(g, src, t0, count, v);
           if (!blocked) {
@@ -301,7 +304,8 @@ class WinogradPlan final : public Plan {
 
   // The one chunk of filter blocks, shared: worker w transforms the contiguous part [first,
   // first + count) of its tiles, transform(w, first, count); then the workers take the blocks
-  // of filter_rows destination rows round-robin, block(the worker's block buffer, r0, rows).
+  // of filter_rows destination rows in turn, whichever is free the next, block(the worker's
+  // block buffer, r0, rows).
   template <class Transform, class Block>
   void run_shared_chunk(char* base, Transform transform, Block block) const {
     run_workers([&](int64_t w) {
@@ -310,9 +314,10 @@ class WinogradPlan final : public Plan {
       if (count > 0) transform(w, first, count);
     });
     const int64_t rows = l_.dst_channels, step = l_.filter_rows;
+    std::atomic<int64_t> next_block{0};
     run_workers([&](int64_t w) {
       float* own = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
-      for (int64_t r0 = w * step; r0 < rows; r0 += l_.workers * step) {
+      for (int64_t r0 = next_block++ * step; r0 < rows; r0 = next_block++ * step) {
         block(own, r0, std::min(step, rows - r0));
       }
     });
