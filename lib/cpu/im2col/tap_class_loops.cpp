@@ -34,10 +34,11 @@ ClassTap class_tap(const Im2colGeometry& g, const TapClass& tc, int64_t c, int64
 
 }  // namespace
 
-// Plain loops rather than std::fill and std::copy: a class's rows are a few floats wide (an
-// edge class of a 7x7 image is one), where a library call per row costs more than the copy.
-// A tap's geometry depends on the channel only through the channel's plane, so it is worked
-// out once per tap and the channels run inside.
+// A class's rows are a few floats wide (an edge class of a 7x7 image is one), where a library
+// call per row costs more than the copy: stride 1 copies blocks of rows per call
+// (cpu_gemm::copy_rows), wider strides run plain loops. A tap's geometry depends on the
+// channel only through the channel's plane, so it is worked out once per tap and the channels
+// run inside.
 void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group,
                       float* col, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
@@ -48,10 +49,18 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
       const ClassTap t = class_tap(g, tc, 0, i, j);
       const int64_t tap = (i - tc.taps_h.begin) * range_size(tc.taps_w) + (j - tc.taps_w.begin);
       float* first = col + tap * ld;
-      // Every pixel of the class reads inside the image through this tap (the interior's
-      // taps, and most of the edges'): a plain copy of rows x width per image.
-      if (sw == 1 && t.span.begin == 0 && t.span.end == width && t.rows.begin == tc.rows.begin &&
-          t.rows.end == tc.rows.end) {
+      if (sw == 1) {
+        // The tap's rows of every channel and image: the pixels that read inside the image
+        // through it, copied as blocks of rows (for most taps every pixel of the class, a
+        // plain copy of rows x width per image), over zeros where some read padding (the
+        // corners of an edge class). Copied per channel, image and row by the loops below,
+        // the top row class of a 13x13 image took a third of its GEMM's time (AlexNet
+        // conv3-conv5 forward on the AMD EPYC VM).
+        const bool every_pixel = t.span.begin == 0 && t.span.end == width &&
+                                 t.rows.begin == tc.rows.begin && t.rows.end == tc.rows.end;
+        if (!every_pixel) {
+          for (int64_t c = 0; c < g.channels; ++c) std::fill_n(first + c * taps * ld, ld, 0.0f);
+        }
         cpu_gemm::RowBlocks blocks;
         blocks.outer = g.channels;
         blocks.src_outer = plane;
@@ -59,30 +68,10 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
         blocks.inner = g.images;
         blocks.src_inner = g.image_stride;
         blocks.dst_inner = pixels;
-        cpu_gemm::copy_rows(isa, x_group + t.source + tc.rows.begin * row_step, row_step,
-                            range_size(tc.rows), width, first, width, blocks);
-        continue;
-      }
-      if (sw == 1) {
-        // Some of the class's pixels read padding through this tap (the corners of an edge
-        // class): zeros over the tap's rows of every channel, then the pixels that read
-        // inside the image copied over them, as above. Copied per channel, image and row by
-        // the loops below, the top row class of a 13x13 image took a third of its GEMM's time
-        // (AlexNet conv3-conv5 forward on the AMD EPYC VM).
-        for (int64_t c = 0; c < g.channels; ++c) std::fill_n(first + c * taps * ld, ld, 0.0f);
-        if (t.rows.end > t.rows.begin) {
-          cpu_gemm::RowBlocks blocks;
-          blocks.outer = g.channels;
-          blocks.src_outer = plane;
-          blocks.dst_outer = taps * ld;
-          blocks.inner = g.images;
-          blocks.src_inner = g.image_stride;
-          blocks.dst_inner = pixels;
-          cpu_gemm::copy_rows(isa, x_group + t.source + t.rows.begin * row_step, row_step,
-                              range_size(t.rows), range_size(t.span),
-                              first + (t.rows.begin - tc.rows.begin) * width + t.span.begin, width,
-                              blocks);
-        }
+        cpu_gemm::copy_rows(isa, x_group + t.source + t.rows.begin * row_step, row_step,
+                            range_size(t.rows), range_size(t.span),
+                            first + (t.rows.begin - tc.rows.begin) * width + t.span.begin, width,
+                            blocks);
         continue;
       }
       for (int64_t c = 0; c < g.channels; ++c) {
