@@ -64,10 +64,10 @@
 // chunks in turn to whichever worker is free; a chunk's operations do not depend on who runs
 // it, so their results are bitwise independent of T and of the order; in blocks over one
 // chunk the workers share its transforms and take blocks of U's rows in turn, the one-thread
-// plan's blocks: independent of T too. Backward-filter
-// gives each worker a contiguous run of chunks summed into its own dU, added in worker order:
-// deterministic for a fixed T (as cpu.im2col); in blocks (one chunk) the workers share its
-// transforms and take blocks of dU rows, each summed over all tiles: independent of T.
+// plan's blocks: independent of T too. Backward-filter gives each worker a contiguous run of
+// chunks summed into its own dU, added in worker order: deterministic for a fixed T (as
+// cpu.im2col); in blocks (one chunk) the workers share its transforms and take blocks of dU
+// rows in turn, each summed over all tiles: independent of T.
 //
 // Error bound (normwise per output plane, accuracy.hpp). Each stage is a short fixed sum, so
 // the standard componentwise analysis of a chain of products bounds one tile's error by
