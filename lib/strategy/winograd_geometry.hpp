@@ -13,7 +13,8 @@
 /// rows = filter_rows: all Cd destination channels (U whole, transformed once per group), or,
 /// when the executor asks for filter blocks (the CPU), a block of them that each worker
 /// transforms for every chunk, so that U never leaves the cache (backward-filter: only when
-/// the tiles are one chunk, since dU sums over the chunks). Where the tiles are one chunk, the
+/// the tiles are one chunk, since dU sums over the chunks, and that chunk was not grown to
+/// dU's size, gradient_chunk_per_filter). Where the tiles are one chunk, the
 /// workers share that chunk's transforms and split the blocks of rows instead of taking
 /// chunks, so that each block of U is transformed once, not once per worker.
 /// Workspace (bytes, in this order):
@@ -102,6 +103,15 @@ struct WinogradOptions {
   int64_t min_chunk = kWinogradMinChunk;         ///< auto's fewest tiles per chunk (>= 1)
   int64_t chunk_multiple = 1;     ///< auto rounds the chunk down to a multiple of this (>= 1)
   bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
+  /// Backward-filter, auto, where dU is larger than gradient_chunk_min_filter_bytes: the
+  /// chunks' V and P may take up to this many times dU's bytes where that is more than
+  /// chunk_bytes (0: chunk_bytes alone), the tiles dealt evenly to as few chunks as that
+  /// allows, a multiple of the workers with chunk_per_worker. Every chunk's GEMMs read and
+  /// write the whole of dU, so chunks much smaller than a dU out of cache spend more on dU than
+  /// on their tiles; the workspace then scales with the filter, still not with the batch.
+  /// Such a chunk takes no filter blocks, even where it holds every tile.
+  int64_t gradient_chunk_per_filter = 0;
+  int64_t gradient_chunk_min_filter_bytes = 0;
   /// Destination channels per filter block: 0 keeps U whole; otherwise each worker transforms
   /// U in blocks of this many rows (at most Cd) per chunk (backward-filter: if one chunk). An
   /// auto chunk that would hold every tile then stays whole (not cut per worker), and the
@@ -143,7 +153,8 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
       options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
       options.point_skew_floats < 0 || options.min_chunk < 1 || options.chunk_multiple < 1 ||
-      options.filter_rows < 0) {
+      options.filter_rows < 0 || options.gradient_chunk_per_filter < 0 ||
+      options.gradient_chunk_min_filter_bytes < 0) {
     throw Error(ErrorCode::invalid_argument,
                 "winograd_layout " + p.descriptor() + ": bad options (m " +
                     std::to_string(options.m) + ", chunk " + std::to_string(options.chunk) +
@@ -152,7 +163,9 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
                     std::to_string(options.point_skew_floats) + ", min chunk " +
                     std::to_string(options.min_chunk) + ", chunk multiple " +
                     std::to_string(options.chunk_multiple) + ", filter rows " +
-                    std::to_string(options.filter_rows) + ")");
+                    std::to_string(options.filter_rows) + ", gradient chunk per filter " +
+                    std::to_string(options.gradient_chunk_per_filter) + " past " +
+                    std::to_string(options.gradient_chunk_min_filter_bytes) + " B)");
   }
   const int64_t align_floats = align / 4;
   auto pad = [&](int64_t floats) {
@@ -179,6 +192,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.tiles = checked_mul(checked_mul(p.n, l.tiles_h, "tiles"), l.tiles_w, "tiles");
   const bool want_blocks = options.filter_rows > 0 && options.filter_rows < l.dst_channels;
   int64_t chunk = options.chunk;
+  bool gradient_sized = false;
   if (chunk == 0) {
     const int64_t per_tile = checked_mul(
         4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
@@ -188,6 +202,24 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
     // cut per worker, each worker would transform every block of U for its own chunk
     // (backward-filter: sum a private dU).
     const bool one_block_chunk = want_blocks && chunk >= l.tiles;
+    const int64_t filter_bytes =
+        checked_mul(checked_mul(4 * points, l.src_channels, "filter transform"), l.dst_channels,
+                    "filter transform");
+    if (pass == Pass::backward_filter && options.gradient_chunk_per_filter > 0 &&
+        filter_bytes > options.gradient_chunk_min_filter_bytes && !one_block_chunk) {
+      int64_t by_filter =
+          checked_mul(filter_bytes, options.gradient_chunk_per_filter, "chunk per filter") /
+          per_tile;
+      if (by_filter < options.min_chunk) by_filter = options.min_chunk;
+      if (by_filter > chunk) {
+        int64_t chunks = (l.tiles + by_filter - 1) / by_filter;
+        if (options.chunk_per_worker) {
+          chunks = (chunks + options.workers - 1) / options.workers * options.workers;
+        }
+        chunk = (l.tiles + chunks - 1) / chunks;
+        gradient_sized = true;
+      }
+    }
     if (options.chunk_per_worker && !one_block_chunk) {
       const int64_t share = (l.tiles + options.workers - 1) / options.workers;
       if (chunk > share) chunk = share;
@@ -196,8 +228,10 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   l.chunk = chunk < l.tiles ? chunk : l.tiles;
   l.chunks = (l.tiles + l.chunk - 1) / l.chunk;
   const int64_t skew = options.point_skew_floats;
-  // Backward-filter sums dU over the chunks: in blocks only when there is one chunk.
-  const bool blocks = want_blocks && (pass != Pass::backward_filter || l.chunks == 1);
+  // Backward-filter sums dU over the chunks: in blocks only when there is one chunk, and not
+  // in a chunk sized by dU (blocks would read all of its V once per block).
+  const bool blocks =
+      want_blocks && (pass != Pass::backward_filter || (l.chunks == 1 && !gradient_sized));
   l.filter_rows = blocks ? options.filter_rows : l.dst_channels;
   l.filter_point = checked_add(pad(checked_mul(l.filter_rows, l.src_channels, "filter transform")),
                                skew, "filter transform");

@@ -173,6 +173,42 @@ TEST(WinogradGeometry, AutoChunkFollowsTheExecutorsRules) {
   EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 400);
 }
 
+// Backward-filter's auto chunk grows to gradient_chunk_per_filter times dU's bytes where dU is
+// past gradient_chunk_min_filter_bytes: the tiles dealt evenly to as few chunks as that allows
+// (a multiple of the workers with chunk_per_worker), and such a chunk takes no filter blocks.
+TEST(WinogradGeometry, GradientChunksGrowWithTheFilter) {
+  const ConvProblem p = problem("mb4ic32ih40oc32kh3ph1");  // 400 F(4,3) tiles
+  const int64_t per_tile = 4 * 36 * 64, filter_bytes = 4 * 36 * 32 * 32;
+  WinogradOptions o;
+  o.chunk_bytes = 10 * per_tile;
+  o.min_chunk = 1;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).chunk, 10);
+  o.gradient_chunk_per_filter = 2;  // V and P of 2 dU: 32 tiles, so 13 chunks of 31
+  const WinogradLayout sized = winograd::winograd_layout(p, Pass::backward_filter, o);
+  EXPECT_EQ(sized.chunk, 31);
+  EXPECT_EQ(sized.chunks, 13);
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 10);  // sums no dU
+  o.workers = 3;
+  o.chunk_per_worker = true;  // 15 chunks of 27: five per worker
+  const WinogradLayout dealt = winograd::winograd_layout(p, Pass::backward_filter, o);
+  EXPECT_EQ(dealt.chunk, 27);
+  EXPECT_EQ(dealt.chunks, 15);
+  EXPECT_EQ(dealt.partials, 2);
+  o.gradient_chunk_min_filter_bytes = filter_bytes;  // dU within it: the chunk bytes alone
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).chunk, 10);
+  o.gradient_chunk_min_filter_bytes = 0;
+  o.workers = 1;
+  o.chunk_per_worker = false;
+  o.filter_rows = 8;  // every tile in one chunk sized by dU: no blocks
+  o.gradient_chunk_per_filter = 100;
+  const WinogradLayout whole = winograd::winograd_layout(p, Pass::backward_filter, o);
+  EXPECT_EQ(whole.chunks, 1);
+  EXPECT_EQ(whole.filter_rows, 32);
+  o.gradient_chunk_per_filter = 0;  // one chunk by the chunk bytes: blocks
+  o.chunk_bytes = 400 * per_tile;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).filter_rows, 8);
+}
+
 TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   const ConvProblem p = problem("mb1ic2ih9oc2kh3ph1");
   WinogradOptions m3;
@@ -189,8 +225,12 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   negative_rows.filter_rows = -1;
   WinogradOptions no_multiple;
   no_multiple.chunk_multiple = 0;
-  for (const WinogradOptions& o :
-       {m3, odd, none, negative_skew, no_minimum, negative_rows, no_multiple}) {
+  WinogradOptions negative_ratio;
+  negative_ratio.gradient_chunk_per_filter = -1;
+  WinogradOptions negative_floor;
+  negative_floor.gradient_chunk_min_filter_bytes = -1;
+  for (const WinogradOptions& o : {m3, odd, none, negative_skew, no_minimum, negative_rows,
+                                   no_multiple, negative_ratio, negative_floor}) {
     try {
       winograd::winograd_layout(p, Pass::forward, o);
       ADD_FAILURE() << "accepted m " << o.m << " alignment " << o.alignment;

@@ -43,7 +43,10 @@
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
-// tiles and at most ceil(tiles / T)), so the workspace is bounded by the chunk, not the batch:
+// tiles and at most ceil(tiles / T); backward-filter, where dU is past
+// kWinogradCpuGradientChunkMinFilterBytes, up to kWinogradCpuGradientChunkPerFilter times dU's
+// bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
+// workspace is bounded by the chunk, not the batch:
 //   filter  = alpha^2 (pad16(rows Cs) + 16)   U (forward, backward-data) or dU (backward-filter);
 //             rows = Cd, or a block (then one filter buffer per worker)
 //   input   = alpha^2 (pad16(Cs chunk) + 16)  V
@@ -564,6 +567,8 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
   // auto chunk of 113 tiles (the 56x56 layer's 2 MiB) ran 10-20 % slower than 64 or 128.
   options.chunk_multiple = kMaxRunTiles;
   options.chunk_per_worker = true;
+  options.gradient_chunk_per_filter = kWinogradCpuGradientChunkPerFilter;
+  options.gradient_chunk_min_filter_bytes = kWinogradCpuGradientChunkMinFilterBytes;
   return winograd_options(knobs, options);
 }
 
