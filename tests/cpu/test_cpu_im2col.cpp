@@ -21,6 +21,7 @@
 #include "convlab/harness.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "lib/cpu/im2col/cpu_im2col.hpp"
 #include "strategy/im2col_tap_classes.hpp"
 #include "support/conv_tester.hpp"
@@ -810,11 +811,17 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
       }
 }
 
+// Whether columns=auto takes the masked form on this CPU: only where the unpacked GEMM's build
+// for its instruction set masks loads natively (AVX-512).
+bool auto_masks_here() {
+  return cpu_gemm::unpacked_sgemm_native_lane_loads(cpu_isa("auto", "isa"));
+}
+
 // The automatic tile and images per GEMM follow the backend: the unpacked GEMM cuts images
 // of more than 256 pixels into tiles of 256 (or, where forward and the transposed
 // backward-data read the column buffer masked in place, runs one GEMM over the image, which
-// blocks its own columns) and batches smaller ones up to 256 columns; the libraries batch
-// whole images up to 1024 columns.
+// blocks its own columns; elsewhere the implicit form runs 256 grid columns at a time) and
+// batches smaller ones up to 256 columns; the libraries batch whole images up to 1024 columns.
 TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
   const ConvProblem large = testing::problem("mb16ic8ih56oc8oh56kh3ph1");  // 3136 pixels
   const ConvProblem unpadded = testing::problem("mb16ic8ih58oc8oh56kh3");  // 3136 pixels
@@ -824,11 +831,14 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
   library.backend = im2col::GemmBackend::eigen;
   for (Pass pass : all_passes()) {
     const auto tiled = im2col::im2col_layout(large, pass, unpacked, 1);
-    EXPECT_EQ(tiled.masked, pass != Pass::backward_filter);
-    EXPECT_EQ(tiled.tile, pass == Pass::backward_filter ? 256 : 0);
+    const bool masked = auto_masks_here() && pass != Pass::backward_filter;
+    EXPECT_EQ(tiled.masked, masked);
+    EXPECT_EQ(tiled.tile, masked ? 0 : 256);
     EXPECT_EQ(tiled.images_per_gemm, 1);
     EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(large, pass)->info().tile,
-              pass == Pass::backward_filter ? "256 pixels" : "");
+              masked                          ? ""
+              : pass == Pass::backward_filter ? "256 pixels"
+                                              : "256 grid columns");
     // Output rows narrower than the input's: the implicit form, in blocks of grid columns
     // (backward-data by col2im, in tiles of pixels: its transposed convolution would pad).
     EXPECT_EQ(im2col::CpuIm2col(unpacked).plan(unpadded, pass)->info().tile,
@@ -849,11 +859,13 @@ TEST(CpuIm2col, AutomaticBlockingFollowsTheGemmBackend) {
 }
 
 // columns=auto reads the column buffer in place where that saves more copying than it costs,
-// and records the form. Forward and the transposed backward-data on tiled images: masked
-// wherever output rows are as wide as the input's (ResNet-50's 56x56 and 28x28 3x3 layers,
-// VGG-16's and AlexNet's conv2, a 3-wide image), for it copies nothing and multiplies no extra
-// columns, except where the column buffer has fewer than two rows per output row (VGG-16's
-// conv1_1). Else (an unpadded layer) implicit, but not where its extra columns are over 15 %
+// and records the form. Forward and the transposed backward-data on tiled images, where the
+// GEMM masks its loads natively: masked wherever output rows are as wide as the input's
+// (ResNet-50's 56x56 and 28x28 3x3 layers, VGG-16's and AlexNet's conv2, a 3-wide image), for
+// it copies nothing and multiplies no extra columns, except where the column buffer has fewer
+// than two rows per output row (VGG-16's conv1_1); without native masks (AVX2, or any CPU with
+// isa=generic), implicit where that pays as below, else the buffer (a 1024-channel layer, the
+// 3-wide image). Else (an unpadded layer) implicit, but not where its extra columns are over 15 %
 // (a 3-wide output row under a 3x3 kernel takes 2 more), or cost over 32 products per
 // column-buffer element (26x26 outputs at 1024 rows: 79), or the output has more than half the
 // column buffer's rows (27 column rows, 64 output rows). Backward-filter, which multiplies no
@@ -870,19 +882,36 @@ TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
   auto masked = [&](const char* text, Pass pass) {
     return im2col::im2col_layout(testing::problem(text), pass, options, 1).masked;
   };
+  const bool masks = auto_masks_here();
   for (const char* layer :
        {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1", "mb16ic512ih28oc512kh3ph1",
         "mb16ic1024ih28oc1024kh3ph1", "mb2ic64ih300iw3oc64kh3kw3ph1pw1"}) {
-    EXPECT_TRUE(masked(layer, Pass::forward)) << layer;
-    EXPECT_FALSE(implicit(layer, Pass::forward)) << layer;
+    EXPECT_EQ(masked(layer, Pass::forward), masks) << layer;
     EXPECT_FALSE(masked(layer, Pass::backward_filter)) << layer;
+  }
+  for (const char* layer :
+       {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1", "mb16ic512ih28oc512kh3ph1"}) {
+    EXPECT_EQ(implicit(layer, Pass::forward), !masks) << layer;
+  }
+  EXPECT_FALSE(implicit("mb16ic1024ih28oc1024kh3ph1", Pass::forward));
+  EXPECT_FALSE(implicit("mb2ic64ih300iw3oc64kh3kw3ph1pw1", Pass::forward));
+  {
+    im2col::Im2colOptions generic = options;
+    generic.isa = CpuIsa::generic;
+    const ConvProblem layer = testing::problem("mb16ic64ih56oc64kh3ph1");
+    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+      const auto layout = im2col::im2col_layout(layer, pass, generic, 1);
+      EXPECT_FALSE(layout.masked) << to_string(pass);
+      EXPECT_TRUE(layout.implicit) << to_string(pass);
+    }
   }
   // VGG-16's conv1_1: 27 column rows for 64 output rows, the buffer (kMaskedMinRowsPerOutputRow).
   EXPECT_FALSE(masked("mb16ic3ih224oc64kh3ph1", Pass::forward));
   EXPECT_FALSE(implicit("mb16ic3ih224oc64kh3ph1", Pass::forward));
   for (const char* layer : {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1",
                             "mb16ic512ih28oc512kh3ph1", "mb16ic64ih27oc192kh5ph2"}) {
-    EXPECT_TRUE(masked(layer, Pass::backward_data)) << layer;
+    EXPECT_EQ(masked(layer, Pass::backward_data), masks) << layer;
+    EXPECT_EQ(implicit(layer, Pass::backward_data), !masks) << layer;
   }
   for (const char* layer : {"mb16ic64ih56oc64kh3ph1", "mb16ic128ih28oc128kh3ph1"}) {
     EXPECT_TRUE(implicit(layer, Pass::backward_filter)) << layer;
@@ -912,7 +941,8 @@ TEST(CpuIm2col, ImplicitColumnsWhereTheyPay) {
     return std::make_pair(columns != details.end() ? columns->second : "", plan->info().tile);
   };
   EXPECT_EQ(column_form("mb2ic16ih40oc16kh3ph1"),
-            std::make_pair(std::string("masked"), std::string()));
+            masks ? std::make_pair(std::string("masked"), std::string())
+                  : std::make_pair(std::string("implicit"), std::string("256 grid columns")));
   EXPECT_EQ(column_form("mb2ic16ih40oc16kh3"),
             std::make_pair(std::string("implicit"), std::string("256 grid columns")));
 }
@@ -1048,7 +1078,9 @@ TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
   EXPECT_EQ(details(automatic, same)["taps"], "all, transposed");
   // The masked form reads its own copy of the filter, flipped and its columns reordered; with
   // the column buffer the GEMM reads the flipped filter.
-  const auto masked = im2col::im2col_layout(same, Pass::backward_data, unpacked, 1);
+  im2col::Im2colOptions masked_form = unpacked;
+  masked_form.columns = im2col::ColumnForm::masked;
+  const auto masked = im2col::im2col_layout(same, Pass::backward_data, masked_form, 1);
   EXPECT_TRUE(masked.masked);
   EXPECT_EQ(masked.flipped, 0);
   EXPECT_EQ(masked.ordered, pad16(same.w_elems()));
@@ -1059,11 +1091,14 @@ TEST(CpuIm2col, TransposedBackwardDataWhereItApplies) {
   EXPECT_EQ(flipped.ordered, 0);
   // K/g > C/g: the transposed column buffer would be larger...
   EXPECT_EQ(details(automatic, testing::problem("mb2ic4ih20oc8kh3ph1"))["bwd_data"], "col2im");
-  // ...unless the masked form reads it in place, which auto takes on tiled images (AlexNet's
-  // conv2, VGG-16's conv2_1) where the GEMM has 32 rows (C/g) or more (not VGG-16's conv1_1).
+  // ...unless the masked or implicit form reads it in place, which auto takes on tiled images
+  // (AlexNet's conv2, VGG-16's conv2_1) where the GEMM has 32 rows (C/g) or more (not VGG-16's
+  // conv1_1): masked where the GEMM masks its loads natively.
   for (const char* layer : {"mb16ic64ih27oc192kh5ph2", "mb16ic64ih112oc128kh3ph1"}) {
     EXPECT_EQ(details(automatic, testing::problem(layer))["bwd_data"], "transposed") << layer;
-    EXPECT_EQ(details(automatic, testing::problem(layer))["columns"], "masked") << layer;
+    EXPECT_EQ(details(automatic, testing::problem(layer))["columns"],
+              auto_masks_here() ? "masked" : "implicit")
+        << layer;
   }
   EXPECT_EQ(details(automatic, testing::problem("mb16ic3ih224oc64kh3ph1"))["bwd_data"], "col2im");
   im2col::Im2colOptions buffer = unpacked;

@@ -19,4 +19,16 @@ void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, c
                           b_lanes);
 }
 
+bool unpacked_sgemm_native_lane_loads(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::avx512:
+      return avx512::native_lane_loads();
+    case CpuIsa::avx2:
+      return avx2::native_lane_loads();
+    case CpuIsa::generic:
+      break;
+  }
+  return generic::native_lane_loads();
+}
+
 }  // namespace convlab::cpu_gemm

@@ -31,6 +31,11 @@ inline constexpr int64_t kUnpackedSgemmDepth = 256;
 struct BLanes {
   const uint16_t* words = nullptr;
   const int64_t* row = nullptr;  ///< k entries
+  /// Floats the product may read whether or not their lanes are set (empty: none). Builds
+  /// without native masked loads (AVX2's cost more than plain ones) read a vector inside this
+  /// span plainly and clear its lanes after; the products are the same.
+  const float* readable_begin = nullptr;
+  const float* readable_end = nullptr;
 };
 
 /// Row-major C[m, n] = op(A)[m, k] B[k, n] + beta C, op(A) = A stored [m, k], or its
@@ -54,18 +59,27 @@ struct BLanes {
 /// With `b_lanes` as well, B's row l holds only some of its columns: column j is
 /// b[b_index[l] + j] where bit j % 16 of b_lanes->words[b_lanes->row[l] + j / 16] is set, and
 /// zero where it is clear, where the product reads nothing (the address may lie outside any
-/// allocation). cpu.im2col's masked columns read the taps of the unpadded image so, the bits
-/// clearing the taps that fall in its padding (strategy/im2col_masked_columns.hpp).
+/// allocation) unless it lies in the readable span. cpu.im2col's masked columns read the taps of
+/// the unpadded image so, the bits clearing the taps that fall in its padding
+/// (strategy/im2col_masked_columns.hpp).
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                     const int64_t* a_index = nullptr, const int64_t* b_index = nullptr,
                     const BLanes* b_lanes = nullptr);
+
+/// Whether the build for `isa` reads a masked B's vectors by native masked loads, as cheap as
+/// plain ones (AVX-512's k-masks). The others read the vectors in the readable span plainly
+/// and clear their lanes, which costs an operation per vector and, in AVX2's 16 vector
+/// registers, the masks' room: cpu.im2col takes its masked columns by default only where this
+/// holds.
+bool unpacked_sgemm_native_lane_loads(CpuIsa isa);
 
 #define CONVLAB_DECLARE_UNPACKED_SGEMM(isa)                                                       \
   namespace isa {                                                                                 \
   void unpacked_sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, \
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc,             \
                       const int64_t* a_index, const int64_t* b_index, const BLanes* b_lanes);     \
+  bool native_lane_loads();                                                                       \
   }
 CONVLAB_DECLARE_UNPACKED_SGEMM(generic)
 CONVLAB_DECLARE_UNPACKED_SGEMM(avx2)

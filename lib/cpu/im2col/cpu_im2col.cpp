@@ -537,7 +537,9 @@ class Im2colPlan final : public Plan {
     const int64_t rows = col_rows(g), pixels = col_pixels(g);
     if (layout_.masked) {
       // One GEMM from the input into the output, both in place (masked_tap_offset's rows).
-      const cpu_gemm::BLanes lanes{masked_bits(offsets), offsets + rows};
+      // Every float of the image's planes may be read where its lane is clear.
+      const cpu_gemm::BLanes lanes{masked_bits(offsets), offsets + rows, in,
+                                   in + g.channels * g.in_h * g.in_w};
       sgemm(backend_, false, false, m, pixels, rows, w, rows, in, 0, 0.0f, out, pixels,
             layout_.gemm_scratch, gemm, nullptr, offsets, &lanes);
       return;

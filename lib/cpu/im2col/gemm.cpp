@@ -282,7 +282,10 @@ void unpacked_sgemm_planned(bool trans_a, bool trans_b, int64_t m, int64_t n, in
     if (!trans_b || k == 0) {
       // The part's lane bits start at its first column (j0 is a multiple of 64).
       cpu_gemm::BLanes lanes;
-      if (b_lanes != nullptr) lanes = {b_lanes->words + j0 / 16, b_lanes->row};
+      if (b_lanes != nullptr) {
+        lanes = *b_lanes;
+        lanes.words += j0 / 16;
+      }
       cpu_gemm::unpacked_sgemm(s.isa, trans_a, m, cols, k, a, lda, b + j0, ldb, beta, c + j0, ldc,
                                a_index, b_index, b_lanes != nullptr ? &lanes : nullptr);
       return;

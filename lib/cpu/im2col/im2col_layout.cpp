@@ -247,9 +247,14 @@ bool implicit_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t ti
 // rows over `conv`, cut into tiles of `tile` pixels (0: untiled): no copy of the input or the
 // output and no extra columns, so none of the implicit form's limits on them; on tiled images
 // only, as the implicit form (smaller ones run tap classes or batch images), and not where
-// the GEMM's depth is short against its rows (kMaskedMinRowsPerOutputRow).
-bool masked_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile) {
-  return tile > 0 && has_masked_columns(conv) &&
+// the GEMM's depth is short against its rows (kMaskedMinRowsPerOutputRow); and only where the
+// GEMM's build masks its loads natively (unpacked_sgemm_native_lane_loads). On the AMD EPYC
+// (Zen 1, AVX2) VM, ResNet-50's 56x56 and 28x28 layers ran their forward and backward-data
+// passes 1.3x slower masked than implicit, with the plain loads and cleared lanes (2.4x with
+// vmaskmovps); docs/strategy-im2col.md, "Masked columns".
+bool masked_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile,
+                     bool native_lane_loads) {
+  return native_lane_loads && tile > 0 && has_masked_columns(conv) &&
          col_rows(conv) >= kMaskedMinRowsPerOutputRow * gemm_rows;
 }
 
@@ -263,6 +268,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.threads = threads < 1 ? 1 : threads;
   layout.pointwise = is_pointwise(g);
   const int64_t pairs = p.groups * p.n;
+  const CpuIsa isa = options.isa ? *options.isa : cpu_isa("auto", "cpu.im2col.isa");
+  const bool native_lane_loads =
+      options.backend == GemmBackend::unpacked && cpu_gemm::unpacked_sgemm_native_lane_loads(isa);
 
   // GEMM columns per block: a library packs its operands and runs best on wide products
   // (kTargetColumns); the unpacked GEMM reads its column block as it lies, so it keeps the
@@ -330,7 +338,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
         options.backend == GemmBackend::unpacked && p.c_per_group() >= kImplicitMinChannels &&
         (options.columns == ColumnForm::implicit || options.columns == ColumnForm::masked ||
          (options.columns == ColumnForm::automatic && has_padded_grid(class_geometry) &&
-          (masked_rows_pay(class_geometry, p.c_per_group(), transposed_tile) ||
+          (masked_rows_pay(class_geometry, p.c_per_group(), transposed_tile, native_lane_loads) ||
            implicit_rows_pay(class_geometry, p.c_per_group(), transposed_tile))));
     if (refusal.empty() && (options.bwd_data == DataForm::transposed ||
                             p.k_per_group() <= p.c_per_group() || read_in_place)) {
@@ -408,7 +416,8 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                       conv.channels >= kImplicitMinChannels;
   } else if (options.columns == ColumnForm::automatic) {
     const int64_t gemm_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
-    layout.masked = masked_refusal.empty() && masked_rows_pay(conv, gemm_rows, tile);
+    layout.masked =
+        masked_refusal.empty() && masked_rows_pay(conv, gemm_rows, tile, native_lane_loads);
     layout.implicit =
         !layout.masked && implicit_refusal.empty() && implicit_rows_pay(conv, gemm_rows, tile);
   }
@@ -645,7 +654,6 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   if (layout.dw_transposed) layout.dw_t = pad16(p.w_elems());
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
-  const CpuIsa isa = options.isa ? *options.isa : cpu_isa("auto", "cpu.im2col.isa");
   switch (pass) {
     case Pass::forward:
       layout.gemm_scratch =
