@@ -29,23 +29,39 @@
 #include <string>
 
 #include "convlab/algorithm.hpp"
+#include "convlab/descriptor.hpp"
 #include "convlab/device.hpp"
 #include "convlab/error.hpp"
-#include "convlab/threads.hpp"
 #include "convlab/registry.hpp"
+#include "convlab/threads.hpp"
+#include "cpu/isa.hpp"
 #include "onednn_plan.hpp"
 
 namespace convlab {
 namespace {
 
 constexpr double kDirectFactor = 12.0;
+// ResNet-50's 14x14 3x3 layer at batch 16: Winograd's and the direct kernels' home ground.
+constexpr const char* kProbeLayer = "mb16ic256ih14oc256kh3ph1";
+
+// oneDNN's refusal of `algorithm` on kProbeLayer forward, or "" where it has a kernel.
+std::string probe(dnnl::algorithm algorithm) {
+  try {
+    onednn::ThreadScope scope(num_threads());
+    onednn::convolution_descriptor(parse_descriptor(kProbeLayer).problem, Pass::forward, algorithm);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 constexpr double kWinogradFactor = 64.0;
 
 // One registry entry per oneDNN convolution algorithm: convolution_auto (oneDNN's own
 // choice, family vendor), convolution_direct and convolution_winograd, so that every convlab
 // strategy has its vendor counterpart in the same run. Where oneDNN has no implementation of
 // the algorithm for the problem on this CPU (its Winograd needs AVX-512 and a 3x3 stride-1
-// layer), supports() says no with oneDNN's status.
+// layer), supports() says no with oneDNN's status; where it has none for the layer it is made
+// for either (a CPU without AVX-512), the algorithm is not available() at all, with that status.
 class OnednnAlgorithm final : public Algorithm {
  public:
   OnednnAlgorithm(const char* name, Family family, dnnl::algorithm algorithm)
@@ -70,6 +86,21 @@ class OnednnAlgorithm final : public Algorithm {
 
   const AlgorithmInfo& info() const override { return info_; }
 
+  Support available() const override {
+    if (algorithm_ == dnnl::algorithm::convolution_auto) return Support::yes();
+    // One probe per process (the CPU does not change): a layer oneDNN's kernels of every
+    // algorithm are written for, forward.
+    static const std::string direct = probe(dnnl::algorithm::convolution_direct);
+    static const std::string winograd = probe(dnnl::algorithm::convolution_winograd);
+    const std::string& refusal =
+        algorithm_ == dnnl::algorithm::convolution_winograd ? winograd : direct;
+    if (refusal.empty()) return Support::yes();
+    return Support::no(
+        name() + ": oneDNN has no " + onednn::algorithm_name(algorithm_) +
+        " kernel on this CPU (widest vector instructions: " + to_string(cpu_isa("auto", "isa")) +
+        "), not even for " + kProbeLayer + " forward: " + refusal);
+  }
+
   Support supports(const ConvProblem& problem, Pass pass) const override {
     problem.validate();
     // oneDNN's jit kernels keep offsets and loop counts in 32-bit ints.
@@ -89,6 +120,8 @@ class OnednnAlgorithm final : public Algorithm {
 
   std::unique_ptr<Plan> make_plan(const ConvProblem& problem, Pass pass,
                                   const KnobValues&) const override {
+    const Support usable = available();
+    if (!usable) throw Error(ErrorCode::unavailable, usable.reason);
     const Support support = supports(problem, pass);
     if (!support) {
       throw Error(ErrorCode::unsupported, name() + " " + std::string(to_string(pass)) + " " +
