@@ -205,6 +205,17 @@ def layer_table(keys, times, names, refusals, skipped=frozenset()):
     for ours, (theirs, target, padding_apart) in PAIRS.items():
         speeds = [v for _, v in speeds_of[ours]]
         if not speeds:
+            # oneDNN has no kernel of this strategy here: ours against oneDNN's other kernel
+            # in the same runs, which has no target.
+            for other in (t for t, _, _ in PAIRS.values() if t != theirs):
+                versus = [y / x for key in keys
+                          for x, y in zip(times.get((*key, ours), []),
+                                          times.get((*key, other), [])) if x and y]
+                if versus:
+                    lines.append(f"- {ours} against {other} (no {theirs} here; no target): "
+                                 f"{min(versus):.2f}–{max(versus):.2f}×, median "
+                                 f"{statistics.median(versus):.2f}×.")
+                    break
             continue
         met, total = counted(speeds, target)
         line = (f"- {ours} against {theirs}: {min(speeds):.2f}–{max(speeds):.2f}×, median "
@@ -217,8 +228,18 @@ def layer_table(keys, times, names, refusals, skipped=frozenset()):
                     "on the other layers".format(*counted(small, target), 100 * PADDING_SPLIT,
                                                  *counted(large, target))
         lines.append(line + ".")
-    for (algo, descriptor), why in refusals.items():
-        lines.append(f"- — on {names[descriptor]}: {algo} refuses it: {why}.")
+    # An algorithm that refuses every layer for one reason (oneDNN's Winograd on a CPU without
+    # AVX-512) gets one line, not one per layer.
+    descriptors = {descriptor for descriptor, _ in keys}
+    for algo in dict.fromkeys(algo for algo, _ in refusals):
+        reasons = {why for (a, _), why in refusals.items() if a == algo}
+        refused = {d for (a, d) in refusals if a == algo}
+        if refused == descriptors and len(reasons) == 1:
+            lines.append(f"- — on every layer: {algo} refuses them all: {reasons.pop()}.")
+            continue
+        for (a, descriptor), why in refusals.items():
+            if a == algo:
+                lines.append(f"- — on {names[descriptor]}: {algo} refuses it: {why}.")
     return lines
 
 
