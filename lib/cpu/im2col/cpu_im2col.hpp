@@ -69,7 +69,8 @@ const char* to_string(DataForm form) noexcept;
 enum class ColumnForm {
   /// Forward and the transposed backward-data where they are tiled (images of more than
   /// kUnpackedTargetColumns pixels): masked where it applies (output rows as wide as the
-  /// input's) and kMaskedMinRowsPerOutputRow holds, else implicit where it saves more copying
+  /// input's), kMaskedMinRowsPerOutputRow holds and the GEMM's build masks its loads natively
+  /// (unpacked_sgemm_native_lane_loads: AVX-512), else implicit where it saves more copying
   /// than it costs
   /// (kImplicitMaxExtraShare, kImplicitMaxExtraProducts, kImplicitMinRowsPerOutputRow).
   /// Backward-filter: implicit where the padded images are smaller than the column buffer

@@ -94,8 +94,8 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "there; masked (gemm=unpacked, every tap; forward and transposed "
                   "backward-data with stride 1 and OW = W): the GEMM reads the buffer in the "
                   "input itself, the padding's lanes masked, and writes the output in place; "
-                  "auto: forward and backward-data on tiled images masked where it applies, "
-                  "else implicit where its extra columns (<= 15 %) add <= 32 products per "
+                  "auto: forward and backward-data on tiled images masked where it applies "
+                  "and the isa is avx512, else implicit where its extra columns (<= 15 %) add <= 32 products per "
                   "column-buffer element and the buffer has >= 2 rows per output row, "
                   "backward-filter implicit where the padded images are smaller than the "
                   "buffer and C/g >= 32"),
