@@ -95,8 +95,9 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "backward-data with stride 1 and OW = W): the GEMM reads the buffer in the "
                   "input itself, the padding's lanes masked, and writes the output in place; "
                   "auto: forward and backward-data on tiled images masked where it applies "
-                  "and the isa is avx512, else implicit where its extra columns (<= 15 %) add <= 32 products per "
-                  "column-buffer element and the buffer has >= 2 rows per output row, "
+                  "and the isa is avx512, else implicit where its extra columns (<= 15 %) "
+                  "add <= 32 products per column-buffer element and the buffer has >= 2 rows "
+                  "per output row, "
                   "backward-filter implicit where the padded images are smaller than the "
                   "buffer and C/g >= 32"),
   };
@@ -249,9 +250,10 @@ bool implicit_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t ti
 // only, as the implicit form (smaller ones run tap classes or batch images), and not where
 // the GEMM's depth is short against its rows (kMaskedMinRowsPerOutputRow); and only where the
 // GEMM's build masks its loads natively (unpacked_sgemm_native_lane_loads). On the AMD EPYC
-// (Zen 1, AVX2) VM, ResNet-50's 56x56 and 28x28 layers ran their forward and backward-data
-// passes 1.3x slower masked than implicit, with the plain loads and cleared lanes (2.4x with
-// vmaskmovps); docs/strategy-im2col.md, "Masked columns".
+// (Zen 1, AVX2) VM, ResNet-50's 56x56 and 28x28 layers, AlexNet's conv2 and VGG-16's conv2_1
+// and conv4_2 ran their forward and backward-data passes in 1.2-1.4x the time masked, with
+// the plain loads and cleared lanes, as implicit (2.3-2.6x with vmaskmovps on ResNet-50's);
+// docs/strategy-im2col.md, "Masked columns".
 bool masked_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile,
                      bool native_lane_loads) {
   return native_lane_loads && tile > 0 && has_masked_columns(conv) &&

@@ -41,6 +41,8 @@ namespace convlab {
 namespace {
 
 constexpr double kDirectFactor = 12.0;
+constexpr double kWinogradFactor = 64.0;
+
 // ResNet-50's 14x14 3x3 layer at batch 16: Winograd's and the direct kernels' home ground.
 constexpr const char* kProbeLayer = "mb16ic256ih14oc256kh3ph1";
 
@@ -54,7 +56,6 @@ std::string probe(dnnl::algorithm algorithm) {
   }
   return "";
 }
-constexpr double kWinogradFactor = 64.0;
 
 // One registry entry per oneDNN convolution algorithm: convolution_auto (oneDNN's own
 // choice, family vendor), convolution_direct and convolution_winograd, so that every convlab
