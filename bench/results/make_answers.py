@@ -30,6 +30,8 @@ ROOT = HERE.parent.parent
 SUITES = ["alexnet", "vgg16", "resnet50"]
 BATCHES = [32, 64, 128]
 STRATEGIES = ["cpu.fft", "cpu.im2col", "cpu.onednn"]
+# The strategies that bound FFT's memory, planned beside those for the memory answers.
+BOUNDED = ["cpu.fft_tiled", "cpu.winograd"]
 CARDS = ["gtx580", "gtx970", "gtx980", "titan-x", "v100", "a100-40gb"]
 # The GTX 970 as if its last 512 MiB were as fast as the rest: the same card without the
 # slow segment, so the difference in largest batch is the segment's effect alone.
@@ -55,7 +57,7 @@ def memory_reports(convbench, cards_file):
     for suite in SUITES:
         for mb in BATCHES:
             command = [convbench, "memory", "--suite", suite, "--mb", str(mb), "--algos",
-                       ",".join(STRATEGIES), "--format", "json"]
+                       ",".join(STRATEGIES + BOUNDED), "--format", "json"]
             if mb == BATCHES[0]:
                 command += ["--cards", ",".join(CARDS), "--cards", str(cards_file)]
             reports[(suite, mb)] = run_json(command)
@@ -72,6 +74,33 @@ def layer_rows(report):
     return out
 
 
+def over_im2col(report, algorithm):
+    """Per layer and pass that both `algorithm` and cpu.im2col plan: (total ratio, workspace
+    ratio or None where im2col needs none, the algorithm's workspace bytes, layer, pass)."""
+    out = []
+    for (layer, pass_name), by in layer_rows(report).items():
+        a, i = by.get(algorithm), by.get("cpu.im2col")
+        if not (a and i and a["total_bytes"] and i["total_bytes"]):
+            continue
+        out.append((a["total_bytes"] / i["total_bytes"],
+                    a["workspace_bytes"] / i["workspace_bytes"] if i["workspace_bytes"] else None,
+                    a["workspace_bytes"], layer, pass_name))
+    return out
+
+
+def ratio_cells(ratios):
+    """The table cells of over_im2col's ratios: cases, median and max total ratio (with its
+    layer and pass), median workspace ratio, largest workspace."""
+    if not ratios:
+        return "0 | — | — | — | —"
+    top = max(ratios)
+    workspaces = [r[1] for r in ratios if r[1] is not None]
+    return (f"{len(ratios)} | {statistics.median(r[0] for r in ratios):.1f}× | {top[0]:.1f}× "
+            f"({top[3].split(':')[-1]}, {top[4]}) | "
+            f"{f'{statistics.median(workspaces):.1f}×' if workspaces else '—'} | "
+            f"{gib(max(r[2] for r in ratios)):.2f} GiB")
+
+
 def memory_section(reports, commands):
     lines = ["## 1. How much more memory does FFT need than im2col, per layer?", "",
              "Per layer and pass, the workspace and the total (input + filter + output + "
@@ -79,33 +108,38 @@ def memory_section(reports, commands):
              "`workspace_bytes()` (planned, not run):", "",
              "| network | batch | layers × passes | FFT/im2col total: median | max (layer, pass) "
              "| FFT/im2col workspace: median | FFT workspace max |", "|---|---|---|---|---|---|---|"]
-    per_layer_128 = {}
     for suite in SUITES:
         for mb in BATCHES:
-            totals, workspaces, fft_ws = [], [], []
-            for (layer, pass_name), by in layer_rows(reports[(suite, mb)]).items():
-                f, i = by.get("cpu.fft"), by.get("cpu.im2col")
-                if not (f and i and f["total_bytes"] and i["total_bytes"]):
-                    continue
-                totals.append((f["total_bytes"] / i["total_bytes"], layer, pass_name))
-                if i["workspace_bytes"]:
-                    workspaces.append(f["workspace_bytes"] / i["workspace_bytes"])
-                fft_ws.append(f["workspace_bytes"])
-                if mb == BATCHES[-1] and pass_name == "fwd":
-                    per_layer_128.setdefault(suite, []).append((layer, f, i))
-            top = max(totals)
-            lines.append(f"| {suite} | {mb} | {len(totals)} | "
-                         f"{statistics.median(t[0] for t in totals):.1f}× | {top[0]:.1f}× "
-                         f"({top[1].split(':')[-1]}, {top[2]}) | "
-                         f"{statistics.median(workspaces):.1f}× | {gib(max(fft_ws)):.2f} GiB |")
-    lines += ["", f"Forward pass at batch {BATCHES[-1]}, per layer (GiB):", "",
-              "| layer | FFT workspace | im2col workspace | FFT total | im2col total | "
-              "FFT/im2col total |", "|---|---|---|---|---|---|"]
-    for suite, layers in per_layer_128.items():
-        for layer, f, i in layers:
-            lines.append(f"| {layer} | {gib(f['workspace_bytes']):.2f} | "
-                         f"{gib(i['workspace_bytes']):.2f} | {gib(f['total_bytes']):.2f} | "
-                         f"{gib(i['total_bytes']):.2f} | "
+            lines.append(f"| {suite} | {mb} | "
+                         f"{ratio_cells(over_im2col(reports[(suite, mb)], 'cpu.fft'))} |")
+    lines += ["", "The strategies that bound FFT's memory, over `cpu.im2col` the same way: "
+              "`cpu.fft_tiled` (FFT over output tiles) on every layer, `cpu.winograd` on the "
+              "stride-1 3×3 layers it plans (it refuses the others, with the reason):", "",
+              "| network | batch | strategy | layers × passes | total over im2col: median | "
+              "max (layer, pass) | workspace over im2col: median | workspace max |",
+              "|---|---|---|---|---|---|---|---|"]
+    for suite in SUITES:
+        for mb in BATCHES:
+            for algorithm in BOUNDED:
+                lines.append(f"| {suite} | {mb} | {algorithm} | "
+                             f"{ratio_cells(over_im2col(reports[(suite, mb)], algorithm))} |")
+    lines += ["", f"Forward pass at batch {BATCHES[-1]}, per layer (GiB; — where the strategy "
+              "does not plan the layer):", "",
+              "| layer | FFT workspace | tiled FFT workspace | Winograd workspace | "
+              "im2col workspace | FFT total | im2col total | FFT/im2col total |",
+              "|---|---|---|---|---|---|---|---|"]
+
+    def workspace(row):
+        return f"{gib(row['workspace_bytes']):.2f}" if row and row["total_bytes"] else "—"
+
+    for suite in SUITES:
+        for (layer, pass_name), by in layer_rows(reports[(suite, BATCHES[-1])]).items():
+            f, i = by.get("cpu.fft"), by.get("cpu.im2col")
+            if pass_name != "fwd" or not (f and i and f["total_bytes"] and i["total_bytes"]):
+                continue
+            lines.append(f"| {layer} | {workspace(f)} | {workspace(by.get('cpu.fft_tiled'))} | "
+                         f"{workspace(by.get('cpu.winograd'))} | {workspace(i)} | "
+                         f"{gib(f['total_bytes']):.2f} | {gib(i['total_bytes']):.2f} | "
                          f"{f['total_bytes'] / i['total_bytes']:.1f}× |")
     lines += ["", "Reproduce (one per network and batch):", "", "```",
               *[commands[(s, mb)] for s in SUITES for mb in BATCHES], "```", "",
@@ -113,9 +147,18 @@ def memory_section(reports, commands):
               "cuFFT's work area, which only a device can report (`cufftGetSize` needs the "
               "driver), and none was available; the CPU plans share the FFT geometry "
               "(`lib/strategy/fft_geometry.hpp`) with `cuda.fft`, so the spectra buffers are "
-              "the same, but not the FFT library's scratch. Tiled FFT and Winograd, the "
-              "strategies that bound FFT's memory, are not in this build.", ""]
+              "the same, but not the FFT library's scratch. `cuda.fft_tiled` and `cuda.winograd` "
+              "share their CPU twins' geometry (`lib/strategy/`), and their plans likewise "
+              "need a device for the libraries' work areas.", ""]
     return "\n".join(lines)
+
+
+def trained_networks(report):
+    """The report's networks a strategy trains alone, and the algorithms that plan only some
+    layers (cpu.winograd: stride-1 3x3), which a network would run beside another strategy."""
+    nets = report["networks"]
+    return ([n for n in nets if n["source"] != "incomplete"],
+            sorted({n["algorithm"] for n in nets if n["source"] == "incomplete"}))
 
 
 def batches_section(reports, commands):
@@ -127,12 +170,20 @@ def batches_section(reports, commands):
              "card's usable memory:", "",
              "| network | strategy | " + " | ".join(CARDS) + " |",
              "|---|---|" + "---|" * len(CARDS)]
+    partial = OrderedDict()  # algorithm -> the networks it plans only some layers of
     for suite in SUITES:
-        for net in reports[(suite, BATCHES[0])]["networks"]:
+        nets, some_layers = trained_networks(reports[(suite, BATCHES[0])])
+        for algorithm in some_layers:
+            partial.setdefault(algorithm, []).append(suite)
+        for net in nets:
             found = dict(p.split("=") for p in (net.get("largest_batch") or "").split(";") if p)
             lines.append(f"| {suite} | {net['algorithm']} | " +
                          " | ".join(found.get(c, "-") for c in CARDS) + " |")
     lines += ["", "0: not even batch 1 fits (the largest workspace alone is too large)."]
+    for algorithm, suites in partial.items():
+        lines += ["", f"Not in the table: {algorithm} on {' and '.join(suites)}, which it "
+                  "plans only some layers of (section 1): those networks do not train with it "
+                  "alone."]
     lines += ["", "Reproduce: the batch-32 commands of section 1 (they carry `--cards`).", "",
               "Cannot yet answer: what a framework would need on top (cuDNN/cuBLAS handles, "
               "the CUDA context, allocator fragmentation), which the model leaves out; and "
@@ -149,7 +200,7 @@ def gtx970_section(reports):
              "| network | strategy | largest batch, 3.5 GiB | largest batch, all 4 GiB | "
              "batch lost |", "|---|---|---|---|---|"]
     for suite in SUITES:
-        for net in reports[(suite, BATCHES[0])]["networks"]:
+        for net in trained_networks(reports[(suite, BATCHES[0])])[0]:
             found = dict(p.split("=") for p in (net.get("largest_batch") or "").split(";") if p)
             a, b = found.get("gtx970"), found.get(FULL_970["id"])
             lost = f"{1 - int(a) / int(b):.0%}" if a and b and int(b) else "-"

@@ -192,6 +192,30 @@ class Claims(unittest.TestCase):
         import make_answers
         self.assertEqual(make_answers.ranks([3, 1, 3, 2]), [3.5, 1, 3.5, 2])
 
+    def test_answers_memory_ratios_cover_the_layers_both_plan(self):
+        import make_answers as a
+
+        def row(layer, algorithm, workspace, total):
+            return {"layer": layer, "pass": "fwd", "algorithm": algorithm,
+                    "workspace_bytes": workspace, "total_bytes": total}
+        report = {"layers": [row("n:a", "cpu.im2col", 100, 1000),
+                             row("n:a", "cpu.winograd", 400, 2000),
+                             row("n:b", "cpu.im2col", 0, 500),
+                             row("n:b", "cpu.winograd", 2**30, 1500),
+                             row("n:c", "cpu.im2col", 10, 100),
+                             row("n:c", "cpu.winograd", None, None)],  # refused
+                  "networks": [{"algorithm": "cpu.im2col", "source": "plan"},
+                               {"algorithm": "cpu.winograd", "source": "incomplete"}]}
+        ratios = a.over_im2col(report, "cpu.winograd")
+        self.assertEqual(ratios, [(2.0, 4.0, 400, "n:a", "fwd"), (3.0, None, 2**30, "n:b", "fwd")])
+        # Median and max of the totals, the workspace median over the layers where im2col
+        # needs one, the largest workspace in GiB.
+        self.assertEqual(a.ratio_cells(ratios), "2 | 2.5× | 3.0× (b, fwd) | 4.0× | 1.00 GiB")
+        self.assertEqual(a.ratio_cells([]), "0 | — | — | — | —")
+        nets, partial = a.trained_networks(report)
+        self.assertEqual([n["algorithm"] for n in nets], ["cpu.im2col"])
+        self.assertEqual(partial, ["cpu.winograd"])
+
 
 if __name__ == "__main__":
     try:
