@@ -93,7 +93,7 @@ def ratio_cells(ratios):
     layer and pass), median workspace ratio, largest workspace."""
     if not ratios:
         return "0 | — | — | — | —"
-    top = max(ratios)
+    top = max(ratios, key=lambda r: (r[0], r[3], r[4]))  # ties by name, never by None
     workspaces = [r[1] for r in ratios if r[1] is not None]
     return (f"{len(ratios)} | {statistics.median(r[0] for r in ratios):.1f}× | {top[0]:.1f}× "
             f"({top[3].split(':')[-1]}, {top[4]}) | "

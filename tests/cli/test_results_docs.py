@@ -212,6 +212,10 @@ class Claims(unittest.TestCase):
         # needs one, the largest workspace in GiB.
         self.assertEqual(a.ratio_cells(ratios), "2 | 2.5× | 3.0× (b, fwd) | 4.0× | 1.00 GiB")
         self.assertEqual(a.ratio_cells([]), "0 | — | — | — | —")
+        # An equal total ratio with im2col's workspace 0 beside one with a workspace: the
+        # later layer name is the max, and no None is compared.
+        tied = [(2.0, None, 1, "n:z", "fwd"), (2.0, 3.0, 1, "n:a", "fwd")]
+        self.assertEqual(a.ratio_cells(tied), "2 | 2.0× | 2.0× (z, fwd) | 3.0× | 0.00 GiB")
         nets, partial = a.trained_networks(report)
         self.assertEqual([n["algorithm"] for n in nets], ["cpu.im2col"])
         self.assertEqual(partial, ["cpu.winograd"])
