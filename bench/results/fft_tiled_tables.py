@@ -13,8 +13,12 @@ import argparse
 import csv
 import os
 import platform
+import pathlib
 import subprocess
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import plot_sweep  # noqa: E402  (the CSV reader, with the run's metadata)
 
 ALGOS = ["cpu.im2col", "cpu.fft", "cpu.fft_tiled"]
 RESNET_3X3 = ["res2a_branch2b", "res3a_branch2b", "res4a_branch2b", "res5a_branch2b"]
@@ -77,15 +81,21 @@ def main():
             d = f'{r["descriptor"]}n"{r["layer"].split(":")[-1].split("*")[0]}"'
             if d not in shapes:
                 shapes.append(d)
+    # The algorithms of a layer and pass in turns (one repetition of each per round), so that
+    # a slow spell of the machine falls on each alike and the ratios compare the same spells.
     cmd = [args.convbench, "run", "--mb", str(args.mb), "--algos", ",".join(ALGOS),
-           "--reps", str(args.reps), "--max-time", "0", "--out", run_csv, "--format", "csv"]
+           "--reps", str(args.reps), "--max-time", "0", "--interleave", "--out", run_csv,
+           "--format", "csv"]
     for s in shapes:
         cmd += ["--shape", s]
+    load_before = os.getloadavg()[0]
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
 
+    meta, _ = plot_sweep.read_rows(run_csv)
     print(f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs ({isa()}); "
-          f"CONVLAB_NUM_THREADS={args.threads}; load average at the end "
-          f"{os.getloadavg()[0]:.1f}.\n")
+          f"CONVLAB_NUM_THREADS={args.threads}; commit {meta.get('git_commit', '?')}; "
+          f"{meta.get('libraries', '?')}; load average (1 min) {load_before:.1f} before the "
+          f"run, {os.getloadavg()[0]:.1f} at the end.\n")
 
     mem = {}
     for r in read_rows(mem_csv):
