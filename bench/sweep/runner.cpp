@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "convlab/cards.hpp"
-#include "convlab/error.hpp"
 #include "convlab/device.hpp"
+#include "convlab/error.hpp"
 #include "convlab/harness.hpp"
 #include "output/dump.hpp"
+#include "sweep/idle_threads.hpp"
 #include "sweep/inputs.hpp"
 
 namespace convbench {
@@ -249,6 +250,9 @@ bool guarded(Row& row, Step&& step) {
 }  // namespace
 
 std::vector<Row> run_cases(const std::vector<Case>& cases, const RunSettings& settings) {
+  // Before the cases plan and warm up: a pool OpenBLAS left spinning (after loading, or after
+  // the previous case's threaded calls) would take a core from the threads being timed.
+  stop_idle_blas_threads();
   std::vector<Row> rows;
   std::vector<std::unique_ptr<PreparedCase>> prepared(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
