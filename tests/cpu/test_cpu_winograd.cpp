@@ -326,9 +326,10 @@ TEST_F(CpuWinograd, AutoFilterBlocksOnlyWhereEachWorkerRunsOneChunk) {
   set_num_threads(previous);
 }
 
-// Blocks over one chunk: the workers share the chunk's transforms and take blocks of U's rows
-// (backward-filter: dU's, each summed over all tiles), so every thread count gives the same
-// bits, and the result is within the bound.
+// Blocks over one chunk: the workers share the chunk's transforms and each takes an even share
+// of U's rows in blocks (backward-filter: dU's, each summed over all tiles), so every thread
+// count gives the same bits, and the result is within the bound. Blocks of 10 rows are not
+// whole register tiles of the GEMM: the shares' blocks then differ from the one-thread plan's.
 TEST_F(CpuWinograd, InBlocksOverOneChunkSameBitsOnAnyThreadCount) {
   const int previous = num_threads();
   for (Pass pass : all_passes()) {
@@ -336,27 +337,33 @@ TEST_F(CpuWinograd, InBlocksOverOneChunkSameBitsOnAnyThreadCount) {
          {"mb2ic24ih9oc40kh3ph1", "g2mb3ic16ih7oc14kh3ph1", "mb2ic40ih9oc24kh3ph1"}) {
       const ConvProblem p = problem(d);
       const int64_t rows = pass == Pass::backward_data ? p.c_per_group() : p.k_per_group();
-      const int64_t blocks = (rows + 5) / 6;
-      std::vector<float> first;
-      for (int threads : {1, 2, 3}) {
-        set_num_threads(threads);
-        auto plan = winograd().plan(p, pass, {{"tiles", "100000"}, {"filter_rows", "6"}});
-        ASSERT_EQ(detail(*plan, "filter_rows"), "6 per block, per chunk") << to_string(pass);
-        const int64_t workers = std::min<int64_t>(threads, blocks);
-        ASSERT_EQ(detail(*plan, "chunk_workers"), std::to_string(workers)) << to_string(pass);
-        std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
-        HostTensors t = make_inputs(p, pass, run_seed());
-        plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
-        const std::vector<float> out = t.output(pass);
-        const AccuracyReport r = compare_with_reference(p, pass, t, out, plan->error_bound());
-        EXPECT_TRUE(r.within_bound) << r.detail << " " << to_string(pass) << " " << d;
-        if (threads == 1) {
-          first = out;
-          continue;
+      for (int64_t block : {6, 10}) {
+        if (block >= rows) continue;  // U whole
+        const int64_t blocks = (rows + block - 1) / block;
+        std::vector<float> first;
+        for (int threads : {1, 2, 3}) {
+          set_num_threads(threads);
+          auto plan = winograd().plan(
+              p, pass, {{"tiles", "100000"}, {"filter_rows", std::to_string(block)}});
+          ASSERT_EQ(detail(*plan, "filter_rows"), std::to_string(block) + " per block, per chunk")
+              << to_string(pass);
+          const int64_t workers = std::min<int64_t>(threads, blocks);
+          ASSERT_EQ(detail(*plan, "chunk_workers"), std::to_string(workers)) << to_string(pass);
+          std::vector<float> ws(plan->workspace_bytes() / 4 + 1);
+          HostTensors t = make_inputs(p, pass, run_seed());
+          plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
+          const std::vector<float> out = t.output(pass);
+          const AccuracyReport r = compare_with_reference(p, pass, t, out, plan->error_bound());
+          EXPECT_TRUE(r.within_bound) << r.detail << " " << to_string(pass) << " " << d;
+          if (threads == 1) {
+            first = out;
+            continue;
+          }
+          ASSERT_EQ(out.size(), first.size());
+          EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
+              << to_string(pass) << " " << d << " blocks of " << block << ": " << threads
+              << " threads differ from 1";
         }
-        ASSERT_EQ(out.size(), first.size());
-        EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
-            << to_string(pass) << " " << d << ": " << threads << " threads differ from 1";
       }
     }
   }

@@ -66,11 +66,12 @@
 // those barriers made two threads 3-7x slower than one). Forward and backward-data deal the
 // chunks in turn to whichever worker is free; a chunk's operations do not depend on who runs
 // it, so their results are bitwise independent of T and of the order; in blocks over one
-// chunk the workers share its transforms and take blocks of U's rows in turn, the one-thread
-// plan's blocks: independent of T too. Backward-filter gives each worker a contiguous run of
-// chunks summed into its own dU, added in worker order: deterministic for a fixed T (as
-// cpu.im2col); in blocks (one chunk) the workers share its transforms and take blocks of dU
-// rows in turn, each summed over all tiles: independent of T.
+// chunk the workers share its transforms and each takes an even share of U's rows in blocks
+// (a row's products do not depend on its block): independent of T too. Backward-filter gives
+// each worker a contiguous run of chunks summed into its own dU, added in worker order:
+// deterministic for a fixed T (as cpu.im2col); in blocks (one chunk) the workers share its
+// transforms and each takes an even share of dU's rows, each row summed over all tiles:
+// independent of T.
 //
 // Error bound (normwise per output plane, accuracy.hpp). Each stage is a short fixed sum, so
 // the standard componentwise analysis of a chain of products bounds one tile's error by
@@ -192,7 +193,7 @@ class WinogradPlan final : public Plan {
       for (int64_t g = 0; g < p_.groups; ++g) {
         if (block < kg) {
           // One chunk (the layout allows no blocks otherwise), shared: the workers transform
-          // contiguous parts of its tiles, then take blocks of dU's rows in turn, each
+          // contiguous parts of its tiles, then take even shares of dU's rows in blocks, each
           // summed over all tiles into the worker's block buffer and written to dw while in
           // cache (a whole dU of 36 MiB at 512 channels went to memory and back). A tile's
           // transform and a block's sums do not depend on who runs them: the result is the
@@ -247,11 +248,11 @@ class WinogradPlan final : public Plan {
     for (int64_t g = 0; g < p_.groups; ++g) {
       if (blocked && l_.input_buffers == 1 && l_.workers > 1) {
         // One chunk, shared: the workers transform contiguous parts of its tiles, then take
-        // blocks of U's rows in turn, each transformed, multiplied over all tiles and
+        // even shares of U's rows in blocks, each transformed, multiplied over all tiles and
         // its rows of the output written while in cache. Every block of U is transformed
         // once, where a chunk per worker would have each transform all of U. A tile's
-        // transforms and a block's products do not depend on who runs them: the result is
-        // the one-thread plan's, whose one chunk runs the same blocks.
+        // transforms and a row's products do not depend on who runs them or on its block:
+        // the result is the one-thread plan's.
         float* v = buffers(0);
         float* prod = v + l_.input_floats;
         run_shared_chunk(
@@ -306,9 +307,12 @@ class WinogradPlan final : public Plan {
   }
 
   // The one chunk of filter blocks, shared: worker w transforms the contiguous part [first,
-  // first + count) of its tiles, transform(w, first, count); then the workers take the blocks
-  // of filter_rows destination rows in turn, whichever is free the next, block(the worker's
-  // block buffer, r0, rows).
+  // first + count) of its tiles, transform(w, first, count); then it takes an even share of
+  // the destination rows, in whole register tiles of the GEMM, as equal blocks of at most
+  // filter_rows rows, block(the worker's block buffer, r0, rows). Blocks of filter_rows taken
+  // in turn left one worker a whole block more than the other wherever the blocks were not a
+  // multiple of the workers (256 rows: 84, 84, 84 and 4). A row's products and transforms do
+  // not depend on the block it is in, so the result is the same for any split.
   template <class Transform, class Block>
   void run_shared_chunk(char* base, Transform transform, Block block) const {
     run_workers([&](int64_t w) {
@@ -316,12 +320,19 @@ class WinogradPlan final : public Plan {
       const int64_t count = l_.tiles * (w + 1) / l_.workers - first;
       if (count > 0) transform(w, first, count);
     });
+    // Shares and blocks in whole register tiles of the GEMM where the blocks are.
     const int64_t rows = l_.dst_channels, step = l_.filter_rows;
-    std::atomic<int64_t> next_block{0};
+    const int64_t unit =
+        step % cpu_gemm::kUnpackedSgemmRows == 0 ? cpu_gemm::kUnpackedSgemmRows : 1;
+    const int64_t units = (rows + unit - 1) / unit, step_units = step / unit;
     run_workers([&](int64_t w) {
       float* own = reinterpret_cast<float*>(base + winograd_filter_offset(l_, w));
-      for (int64_t r0 = next_block++ * step; r0 < rows; r0 = next_block++ * step) {
-        block(own, r0, std::min(step, rows - r0));
+      const int64_t first = units * w / l_.workers, share = units * (w + 1) / l_.workers - first;
+      const int64_t blocks = (share + step_units - 1) / step_units;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t r0 = (first + share * b / blocks) * unit;
+        const int64_t r1 = std::min(rows, (first + share * (b + 1) / blocks) * unit);
+        block(own, r0, r1 - r0);
       }
     });
   }
