@@ -117,6 +117,10 @@ struct WinogradOptions {
   /// auto chunk that would hold every tile then stays whole (not cut per worker), and the
   /// workers share it.
   int64_t filter_rows = 0;
+  /// Auto, in filter blocks: tiles up to this many are one chunk, shared by the workers, even
+  /// where that chunk is larger than chunk_bytes allows (0: only tiles within one auto chunk).
+  /// Each block re-reads the chunk's V, so this bounds the chunk, not the workers' shares.
+  int64_t block_chunk_tiles = 0;
 };
 
 /// Tile index within the group -> (image, tile row, tile column).
@@ -154,7 +158,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
       options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
       options.point_skew_floats < 0 || options.min_chunk < 1 || options.chunk_multiple < 1 ||
       options.filter_rows < 0 || options.gradient_chunk_per_filter < 0 ||
-      options.gradient_chunk_min_filter_bytes < 0) {
+      options.gradient_chunk_min_filter_bytes < 0 || options.block_chunk_tiles < 0) {
     throw Error(ErrorCode::invalid_argument,
                 "winograd_layout " + p.descriptor() + ": bad options (m " +
                     std::to_string(options.m) + ", chunk " + std::to_string(options.chunk) +
@@ -165,7 +169,8 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
                     std::to_string(options.chunk_multiple) + ", filter rows " +
                     std::to_string(options.filter_rows) + ", gradient chunk per filter " +
                     std::to_string(options.gradient_chunk_per_filter) + " past " +
-                    std::to_string(options.gradient_chunk_min_filter_bytes) + " B)");
+                    std::to_string(options.gradient_chunk_min_filter_bytes) +
+                    " B, block chunk tiles " + std::to_string(options.block_chunk_tiles) + ")");
   }
   const int64_t align_floats = align / 4;
   auto pad = [&](int64_t floats) {
@@ -198,10 +203,12 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
         4 * points, checked_add(l.src_channels, l.dst_channels, "channels"), "bytes per tile");
     chunk = options.chunk_bytes / per_tile / options.chunk_multiple * options.chunk_multiple;
     if (chunk < options.min_chunk) chunk = options.min_chunk;
-    // Tiles that fit one chunk stay one, so that the workers split U's (dU's) blocks over it:
-    // cut per worker, each worker would transform every block of U for its own chunk
-    // (backward-filter: sum a private dU).
-    const bool one_block_chunk = want_blocks && chunk >= l.tiles;
+    // Tiles that fit one chunk (or block_chunk_tiles) stay one, so that the workers split U's
+    // (dU's) blocks over it: cut per worker, each worker would transform every block of U for
+    // its own chunk (backward-filter: sum a private dU).
+    const bool one_block_chunk =
+        want_blocks && (chunk >= l.tiles || l.tiles <= options.block_chunk_tiles);
+    if (one_block_chunk) chunk = l.tiles;
     const int64_t filter_bytes =
         checked_mul(checked_mul(4 * points, l.src_channels, "filter transform"), l.dst_channels,
                     "filter transform");

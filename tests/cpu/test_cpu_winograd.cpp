@@ -326,6 +326,45 @@ TEST_F(CpuWinograd, AutoFilterBlocksOnlyWhereEachWorkerRunsOneChunk) {
   set_num_threads(previous);
 }
 
+// Forward's tiles up to two panels (128) are one chunk in blocks even where the auto chunk is
+// smaller: a chunk of 64 and a short rest would read all of U from memory twice. Backward-data
+// and more tiles keep the rule above.
+TEST_F(CpuWinograd, ForwardsFewTilesAreOneChunkInBlocks) {
+  const int previous = num_threads();
+  // convnet-benchmarks' L5 at mb 8: 9 F(4,3) tiles per 11x11 output, 72 in all; U of 20 MiB,
+  // blocks of 3 MiB / (36 * 384 * 4 bytes) = 56 rows, 54 in whole register tiles. Its
+  // backward-data has 16 tiles per 13x13 image, 128 in all.
+  const ConvProblem l5 = problem("mb8ic384ih13oc384oh11kh3");
+  // Each thread count: forward in one chunk (two threads share it and split the blocks).
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    auto forward = winograd().plan(l5, Pass::forward, {});
+    EXPECT_EQ(detail(*forward, "tiles_per_chunk"), "72") << threads;
+    EXPECT_EQ(detail(*forward, "filter_rows"), "54 per block, per chunk") << threads;
+    EXPECT_EQ(detail(*forward, "chunk_workers"), std::to_string(threads));
+  }
+  set_num_threads(1);
+  auto data = winograd().plan(l5, Pass::backward_data, {});
+  EXPECT_EQ(detail(*data, "tiles_per_chunk"), "64");
+  EXPECT_EQ(detail(*data, "filter_rows"), "all, once per group");
+  // 128 tiles: one chunk; 144: chunks of 64, U whole.
+  ConvProblem two_panels = l5;
+  two_panels.n = 14;  // 126 tiles
+  EXPECT_EQ(detail(*winograd().plan(two_panels, Pass::forward, {}), "tiles_per_chunk"), "126");
+  const ConvProblem res4a = problem("mb8ic256ih14oc256kh3ph1");  // 128 tiles
+  EXPECT_EQ(detail(*winograd().plan(res4a, Pass::forward, {}), "tiles_per_chunk"), "128");
+  ConvProblem past = l5;
+  past.n = 16;  // 144 tiles
+  auto whole = winograd().plan(past, Pass::forward, {});
+  EXPECT_EQ(detail(*whole, "tiles_per_chunk"), "64");
+  EXPECT_EQ(detail(*whole, "filter_rows"), "all, once per group");
+  // U within 4 MiB stays whole, and the auto chunk with it.
+  auto small = winograd().plan(problem("mb2ic128ih28oc128kh3ph1"), Pass::forward, {});
+  EXPECT_EQ(detail(*small, "tiles_per_chunk"), "64");  // 98 tiles, U of 2.3 MiB
+  EXPECT_EQ(detail(*small, "filter_rows"), "all, once per group");
+  set_num_threads(previous);
+}
+
 // Blocks over one chunk: the workers share the chunk's transforms and each takes an even share
 // of U's rows in blocks (backward-filter: dU's, each summed over all tiles), so every thread
 // count gives the same bits, and the result is within the bound. Blocks of 10 rows are not

@@ -209,6 +209,32 @@ TEST(WinogradGeometry, GradientChunksGrowWithTheFilter) {
   EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).filter_rows, 8);
 }
 
+// In filter blocks, tiles up to block_chunk_tiles are one chunk the workers share, past the
+// chunk bytes and the per-worker share; without blocks, or past it, the auto chunk stands.
+TEST(WinogradGeometry, BlockChunkTilesKeepFewTilesOneChunk) {
+  const ConvProblem p = problem("mb4ic32ih40oc32kh3ph1");  // 400 F(4,3) tiles
+  WinogradOptions o;
+  o.chunk_bytes = 4 * 36 * 64 * 100;  // 100 tiles
+  o.min_chunk = 1;
+  o.workers = 2;
+  o.chunk_per_worker = true;
+  o.filter_rows = 8;
+  o.block_chunk_tiles = 399;
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 100);
+  o.block_chunk_tiles = 400;
+  const WinogradLayout one = winograd::winograd_layout(p, Pass::forward, o);
+  EXPECT_EQ(one.chunk, 400);
+  EXPECT_EQ(one.chunks, 1);
+  EXPECT_EQ(one.workers, 2);  // the 4 blocks of 8 rows
+  EXPECT_EQ(one.input_buffers, 1);
+  EXPECT_EQ(one.filter_rows, 8);
+  o.filter_rows = 0;  // U whole: no reason to hold the tiles together
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 100);
+  o.filter_rows = 8;
+  o.chunk = 50;  // the knob's chunk stands
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 50);
+}
+
 TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   const ConvProblem p = problem("mb1ic2ih9oc2kh3ph1");
   WinogradOptions m3;
@@ -229,8 +255,11 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   negative_ratio.gradient_chunk_per_filter = -1;
   WinogradOptions negative_floor;
   negative_floor.gradient_chunk_min_filter_bytes = -1;
-  for (const WinogradOptions& o : {m3, odd, none, negative_skew, no_minimum, negative_rows,
-                                   no_multiple, negative_ratio, negative_floor}) {
+  WinogradOptions negative_block_chunk;
+  negative_block_chunk.block_chunk_tiles = -1;
+  for (const WinogradOptions& o :
+       {m3, odd, none, negative_skew, no_minimum, negative_rows, no_multiple, negative_ratio,
+        negative_floor, negative_block_chunk}) {
     try {
       winograd::winograd_layout(p, Pass::forward, o);
       ADD_FAILURE() << "accepted m " << o.m << " alignment " << o.alignment;
