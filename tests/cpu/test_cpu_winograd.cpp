@@ -326,14 +326,14 @@ TEST_F(CpuWinograd, AutoFilterBlocksOnlyWhereEachWorkerRunsOneChunk) {
   set_num_threads(previous);
 }
 
-// Forward's tiles up to two panels (128) are one chunk in blocks even where the auto chunk is
-// smaller: a chunk of 64 and a short rest would read all of U from memory twice. Backward-data
-// and more tiles keep the rule above.
-TEST_F(CpuWinograd, ForwardsFewTilesAreOneChunkInBlocks) {
+// A few tiles more than one auto chunk are one chunk in blocks: forward's up to two panels
+// (128), backward-data's fewer than two whole chunks (127), where a chunk of 64 and a short
+// rest would read all of U from memory twice. More tiles keep the rule above.
+TEST_F(CpuWinograd, FewTilesAreOneChunkInBlocks) {
   const int previous = num_threads();
   // convnet-benchmarks' L5 at mb 8: 9 F(4,3) tiles per 11x11 output, 72 in all; U of 20 MiB,
   // blocks of 3 MiB / (36 * 384 * 4 bytes) = 56 rows, 54 in whole register tiles. Its
-  // backward-data has 16 tiles per 13x13 image, 128 in all.
+  // backward-data has 16 tiles per 13x13 image, 128 in all: two whole chunks.
   const ConvProblem l5 = problem("mb8ic384ih13oc384oh11kh3");
   // Each thread count: forward in one chunk (two threads share it and split the blocks).
   for (int threads : {1, 2}) {
@@ -347,12 +347,18 @@ TEST_F(CpuWinograd, ForwardsFewTilesAreOneChunkInBlocks) {
   auto data = winograd().plan(l5, Pass::backward_data, {});
   EXPECT_EQ(detail(*data, "tiles_per_chunk"), "64");
   EXPECT_EQ(detail(*data, "filter_rows"), "all, once per group");
-  // 128 tiles: one chunk; 144: chunks of 64, U whole.
+  ConvProblem seven = l5;
+  seven.n = 7;  // backward-data: 112 tiles
+  auto data_rest = winograd().plan(seven, Pass::backward_data, {});
+  EXPECT_EQ(detail(*data_rest, "tiles_per_chunk"), "112");
+  EXPECT_EQ(detail(*data_rest, "filter_rows"), "54 per block, per chunk");
+  // Forward: 128 tiles one chunk; 144 chunks of 64, U whole.
   ConvProblem two_panels = l5;
   two_panels.n = 14;  // 126 tiles
   EXPECT_EQ(detail(*winograd().plan(two_panels, Pass::forward, {}), "tiles_per_chunk"), "126");
   const ConvProblem res4a = problem("mb8ic256ih14oc256kh3ph1");  // 128 tiles
   EXPECT_EQ(detail(*winograd().plan(res4a, Pass::forward, {}), "tiles_per_chunk"), "128");
+  EXPECT_EQ(detail(*winograd().plan(res4a, Pass::backward_data, {}), "tiles_per_chunk"), "64");
   ConvProblem past = l5;
   past.n = 16;  // 144 tiles
   auto whole = winograd().plan(past, Pass::forward, {});

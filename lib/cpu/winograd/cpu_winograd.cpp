@@ -35,9 +35,10 @@
 // runs more than one chunk, each worker instead transforms U a block of destination rows at a
 // time, right before that block's GEMMs: the block stays in cache. With several chunks per
 // worker, blocks would repeat the transform for every chunk and re-read the chunk's V for
-// every block, which cost more than U's trip to memory and back; but forward's tiles up to
-// two panels (kWinogradCpuForwardBlockChunkTiles) are one chunk in blocks, where a chunk of 64
-// and a short rest read all of U from memory twice. Backward-filter sums dU over the chunks,
+// every block, which cost more than U's trip to memory and back; but a few tiles more than
+// one chunk (cpu_winograd_block_chunk_tiles: forward up to two panels, backward-data fewer)
+// are one chunk in blocks, where a chunk of 64 and a short rest read all of U from memory
+// twice. Backward-filter sums dU over the chunks,
 // so it takes blocks only when the tiles are one chunk: each block of dU then goes to dw (the
 // adjoint transform) from cache.
 //
@@ -45,8 +46,8 @@
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
-// tiles and at most ceil(tiles / T); forward in filter blocks, all of at most 128 tiles;
-// backward-filter, where dU is past
+// tiles and at most ceil(tiles / T); in filter blocks, all of at most 128 tiles forward, 127
+// backward-data; backward-filter, where dU is past
 // kWinogradCpuGradientChunkMinFilterBytes, up to kWinogradCpuGradientChunkPerFilter times dU's
 // bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
 // workspace is bounded by the chunk, not the batch:
@@ -510,14 +511,16 @@ class WinogradPlan final : public Plan {
 std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs = winograd_knobs(
       "a multiple of 64 within 2 MiB of transforms, at least 64, at most tiles / "
-      "threads; forward's tiles up to 128, where U is in blocks, one chunk");
+      "threads; where U is in blocks, forward's tiles up to 128 (backward-data's up to 127) "
+      "one chunk");
   knobs.push_back(integer_knob(
       "filter_rows", "auto", 1, INT_MAX, true, "",
       "forward and backward-data (backward-filter when its tiles are one chunk): destination "
       "channels per block of the filter transform, "
       "transformed with each chunk (at least the destination channels: U whole, once per "
       "group); auto: whole when U is at most 4 MiB or a worker runs several chunks (except "
-      "forward's tiles up to 128, then one chunk), else blocks of at most 3 MiB"));
+      "forward's tiles up to 128 or backward-data's up to 127, then one chunk), else blocks of "
+      "at most 3 MiB"));
   knobs.push_back(
       choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
                   "instruction set of the tile transforms and the GEMM: auto (the widest this CPU "
@@ -592,7 +595,15 @@ int64_t cpu_winograd_staging_point(Pass pass) {
 }
 
 int64_t cpu_winograd_block_chunk_tiles(Pass pass) {
-  return pass == Pass::forward ? kWinogradCpuForwardBlockChunkTiles : 0;
+  switch (pass) {
+    case Pass::forward:
+      return kWinogradCpuForwardBlockChunkTiles;
+    case Pass::backward_data:
+      return kWinogradCpuBackwardDataBlockChunkTiles;
+    case Pass::backward_filter:
+      break;
+  }
+  return 0;
 }
 
 int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m,

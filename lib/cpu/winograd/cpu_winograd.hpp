@@ -44,16 +44,20 @@ inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{3} << 20;
 /// blocks ran in 0.75-0.96 of the time at one thread, VGG-16's conv4 layers at mb 2 (98 tiles)
 /// in 0.82-0.84, ResNet-50's 14x14 and VGG-16's conv5_1 at mb 8 (128 tiles) in 0.89-0.98; at
 /// two threads L5, the 14x14 layer and conv5_1 at mb 8 in 0.79-0.96. One chunk of 144 tiles
-/// gained nothing (1.03), of 256 lost 4 % and 20 % (each block re-reads the chunk's V). Backward-
-/// data at 128 tiles ran in 1.02-1.07 and keeps the chunks (docs/strategy-winograd.md).
+/// gained nothing (1.03), of 256 lost 4 % and 20 % (each block re-reads the chunk's V).
 inline constexpr int64_t kWinogradCpuForwardBlockChunkTiles = 128;
-/// The layout's block_chunk_tiles for `pass`: the constant above for forward, else 0.
+/// Backward-data's: fewer than two whole chunks. With a short rest (L5 at mb 5 to 7, 80 to
+/// 112 tiles; VGG-16's conv4 layers at mb 2, 98) one chunk in blocks ran in 0.76-0.88 of the
+/// time at one thread; at exactly two chunks of 64 (128 tiles: L5, the 14x14 layer and conv5_1
+/// at mb 8) in 1.02-1.07 (docs/strategy-winograd.md).
+inline constexpr int64_t kWinogradCpuBackwardDataBlockChunkTiles = 2 * kWinogradCpuMinChunk - 1;
+/// The layout's block_chunk_tiles for `pass`: the constants above, 0 for backward-filter.
 int64_t cpu_winograd_block_chunk_tiles(Pass pass);
 
 /// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole).
 /// `whole` is the layout with U whole: forward and backward-data take blocks only where no
-/// worker runs more than one chunk of it, or (forward) where its tiles are at most
-/// kWinogradCpuForwardBlockChunkTiles. Backward-filter's layout takes blocks only when the
+/// worker runs more than one chunk of it, or where its tiles are at most
+/// cpu_winograd_block_chunk_tiles(pass). Backward-filter's layout takes blocks only when the
 /// tiles are one chunk.
 int64_t cpu_winograd_filter_rows(const ConvProblem& problem, Pass pass, const KnobValues& knobs,
                                  int m, const WinogradLayout& whole);
