@@ -38,19 +38,18 @@
 // every block, which cost more than U's trip to memory and back; but a few tiles more than
 // one chunk (cpu_winograd_block_chunk_tiles: forward up to two panels, backward-data fewer)
 // are one chunk in blocks, where a chunk of 64 and a short rest read all of U from memory
-// twice. Backward-filter sums dU over the chunks,
-// so it takes blocks only when the tiles are one chunk: each block of dU then goes to dw (the
-// adjoint transform) from cache.
+// twice. Backward-filter sums dU over the chunks, so it takes blocks only when the tiles are
+// one chunk: each block of dU then goes to dw (the adjoint transform) from cache.
 //
 // Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment; the formula is
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
 // tiles and at most ceil(tiles / T); in filter blocks, all of at most 128 tiles forward, 127
-// backward-data; backward-filter, where dU is past
-// kWinogradCpuGradientChunkMinFilterBytes, up to kWinogradCpuGradientChunkPerFilter times dU's
-// bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
-// workspace is bounded by the chunk, not the batch:
+// backward-data; backward-filter, where dU is past kWinogradCpuGradientChunkMinFilterBytes, up
+// to kWinogradCpuGradientChunkPerFilter times dU's bytes in even chunks, a multiple of T:
+// every chunk reads and writes all of dU), so the workspace is bounded by the chunk, not the
+// batch:
 //   filter  = alpha^2 (pad16(rows Cs) + 16)   U (forward, backward-data) or dU (backward-filter);
 //             rows = Cd, or a block (then one filter buffer per worker)
 //   input   = alpha^2 (pad16(Cs chunk) + 16)  V
