@@ -326,45 +326,55 @@ TEST_F(CpuWinograd, AutoFilterBlocksOnlyWhereEachWorkerRunsOneChunk) {
   set_num_threads(previous);
 }
 
-// A few tiles more than one auto chunk are one chunk in blocks: forward's up to two panels
-// (128), backward-data's fewer than two whole chunks (127), where a chunk of 64 and a short
-// rest would read all of U from memory twice. More tiles keep the rule above.
+// A few tiles more than one auto chunk are one chunk in blocks, forward and backward-data: up
+// to 144 on one thread (two panels and a vector), 192 on more (three panels), where chunks of
+// 64 and a short rest would read all of U from memory for each. More tiles keep the rule above.
 TEST_F(CpuWinograd, FewTilesAreOneChunkInBlocks) {
   const int previous = num_threads();
-  // convnet-benchmarks' L5 at mb 8: 9 F(4,3) tiles per 11x11 output, 72 in all; U of 20 MiB,
-  // blocks of 3 MiB / (36 * 384 * 4 bytes) = 56 rows, 54 in whole register tiles. Its
-  // backward-data has 16 tiles per 13x13 image, 128 in all: two whole chunks.
+  // convnet-benchmarks' L5: 9 F(4,3) tiles per 11x11 output; U of 20 MiB, blocks of 3 MiB /
+  // (36 * 384 * 4 bytes) = 56 rows, 54 in whole register tiles. Its backward-data has 16
+  // tiles per 13x13 image.
   const ConvProblem l5 = problem("mb8ic384ih13oc384oh11kh3");
-  // Each thread count: forward in one chunk (two threads share it and split the blocks).
+  auto tiles_per_chunk = [&](const ConvProblem& p, Pass pass) {
+    return detail(*winograd().plan(p, pass, {}), "tiles_per_chunk");
+  };
+  auto with_images = [](ConvProblem p, int64_t images) {
+    p.n = images;
+    return p;
+  };
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    auto forward = winograd().plan(l5, Pass::forward, {});
-    EXPECT_EQ(detail(*forward, "tiles_per_chunk"), "72") << threads;
-    EXPECT_EQ(detail(*forward, "filter_rows"), "54 per block, per chunk") << threads;
-    EXPECT_EQ(detail(*forward, "chunk_workers"), std::to_string(threads));
+    for (Pass pass : {Pass::forward, Pass::backward_data}) {
+      // 72 forward tiles, 128 backward-data tiles (two whole chunks of 64): one chunk, the
+      // workers sharing it.
+      auto plan = winograd().plan(l5, pass, {});
+      EXPECT_EQ(detail(*plan, "tiles_per_chunk"), pass == Pass::forward ? "72" : "128");
+      EXPECT_EQ(detail(*plan, "filter_rows"), "54 per block, per chunk") << threads;
+      EXPECT_EQ(detail(*plan, "chunk_workers"), std::to_string(threads));
+    }
+    // 144 forward tiles, 144 backward-data tiles: one chunk on any thread count.
+    EXPECT_EQ(tiles_per_chunk(with_images(l5, 16), Pass::forward), "144") << threads;
+    EXPECT_EQ(tiles_per_chunk(with_images(l5, 9), Pass::backward_data), "144") << threads;
   }
+  // 153 forward tiles: chunks of 64 with U whole on one thread, one chunk on two.
+  const ConvProblem past = with_images(l5, 17);
   set_num_threads(1);
-  auto data = winograd().plan(l5, Pass::backward_data, {});
-  EXPECT_EQ(detail(*data, "tiles_per_chunk"), "64");
-  EXPECT_EQ(detail(*data, "filter_rows"), "all, once per group");
-  ConvProblem seven = l5;
-  seven.n = 7;  // backward-data: 112 tiles
-  auto data_rest = winograd().plan(seven, Pass::backward_data, {});
-  EXPECT_EQ(detail(*data_rest, "tiles_per_chunk"), "112");
-  EXPECT_EQ(detail(*data_rest, "filter_rows"), "54 per block, per chunk");
-  // Forward: 128 tiles one chunk; 144 chunks of 64, U whole.
-  ConvProblem two_panels = l5;
-  two_panels.n = 14;  // 126 tiles
-  EXPECT_EQ(detail(*winograd().plan(two_panels, Pass::forward, {}), "tiles_per_chunk"), "126");
-  const ConvProblem res4a = problem("mb8ic256ih14oc256kh3ph1");  // 128 tiles
-  EXPECT_EQ(detail(*winograd().plan(res4a, Pass::forward, {}), "tiles_per_chunk"), "128");
-  EXPECT_EQ(detail(*winograd().plan(res4a, Pass::backward_data, {}), "tiles_per_chunk"), "64");
-  ConvProblem past = l5;
-  past.n = 16;  // 144 tiles
   auto whole = winograd().plan(past, Pass::forward, {});
   EXPECT_EQ(detail(*whole, "tiles_per_chunk"), "64");
   EXPECT_EQ(detail(*whole, "filter_rows"), "all, once per group");
+  EXPECT_EQ(tiles_per_chunk(with_images(l5, 10), Pass::backward_data), "64");  // 160 tiles
+  set_num_threads(2);
+  EXPECT_EQ(tiles_per_chunk(past, Pass::forward), "153");
+  // Two threads: 192 tiles (the 14x14 layer at mb 12) one chunk, 208 (mb 13) chunks of 64.
+  const ConvProblem res4a = problem("mb12ic256ih14oc256kh3ph1");
+  for (Pass pass : {Pass::forward, Pass::backward_data}) {
+    EXPECT_EQ(tiles_per_chunk(res4a, pass), "192") << to_string(pass);
+    auto more = winograd().plan(with_images(res4a, 13), pass, {});
+    EXPECT_EQ(detail(*more, "tiles_per_chunk"), "64") << to_string(pass);
+    EXPECT_EQ(detail(*more, "filter_rows"), "all, once per group") << to_string(pass);
+  }
   // U within 4 MiB stays whole, and the auto chunk with it.
+  set_num_threads(1);
   auto small = winograd().plan(problem("mb2ic128ih28oc128kh3ph1"), Pass::forward, {});
   EXPECT_EQ(detail(*small, "tiles_per_chunk"), "64");  // 98 tiles, U of 2.3 MiB
   EXPECT_EQ(detail(*small, "filter_rows"), "all, once per group");

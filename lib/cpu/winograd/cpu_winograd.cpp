@@ -36,20 +36,21 @@
 // time, right before that block's GEMMs: the block stays in cache. With several chunks per
 // worker, blocks would repeat the transform for every chunk and re-read the chunk's V for
 // every block, which cost more than U's trip to memory and back; but a few tiles more than
-// one chunk (cpu_winograd_block_chunk_tiles: forward up to two panels, backward-data fewer)
-// are one chunk in blocks, where a chunk of 64 and a short rest read all of U from memory
-// twice. Backward-filter sums dU over the chunks, so it takes blocks only when the tiles are
-// one chunk: each block of dU then goes to dw (the adjoint transform) from cache.
+// one chunk (cpu_winograd_block_chunk_tiles: up to two panels and a vector on one thread,
+// three panels on more) are one chunk in blocks, where chunks of 64 and a short rest read all
+// of U from memory for each and leave a worker idle. Backward-filter sums dU over the chunks,
+// so it takes blocks only when the tiles are one chunk: each block of dU then goes to dw (the
+// adjoint transform) from cache.
 //
 // Chunks and workspace (floats, pad16 = round up to 16 for 64-byte alignment; the formula is
 // strategy/winograd_geometry.hpp's, shared with cuda.winograd). The tiles of all images of one
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
-// tiles and at most ceil(tiles / T); in filter blocks, all of at most 128 tiles forward, 127
-// backward-data; backward-filter, where dU is past kWinogradCpuGradientChunkMinFilterBytes, up
-// to kWinogradCpuGradientChunkPerFilter times dU's bytes in even chunks, a multiple of T:
-// every chunk reads and writes all of dU), so the workspace is bounded by the chunk, not the
-// batch:
+// tiles and at most ceil(tiles / T); in filter blocks, all of at most 144 tiles on one thread,
+// 192 on more (forward, backward-data); backward-filter, where dU is past
+// kWinogradCpuGradientChunkMinFilterBytes, up to kWinogradCpuGradientChunkPerFilter times dU's
+// bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
+// workspace is bounded by the chunk, not the batch:
 //   filter  = alpha^2 (pad16(rows Cs) + 16)   U (forward, backward-data) or dU (backward-filter);
 //             rows = Cd, or a block (then one filter buffer per worker)
 //   input   = alpha^2 (pad16(Cs chunk) + 16)  V
@@ -510,16 +511,16 @@ class WinogradPlan final : public Plan {
 std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs = winograd_knobs(
       "a multiple of 64 within 2 MiB of transforms, at least 64, at most tiles / "
-      "threads; where U is in blocks, forward's tiles up to 128 (backward-data's up to 127) "
-      "one chunk");
+      "threads; where U is in blocks, forward's and backward-data's tiles up to 144 (192 on "
+      "more than one thread) one chunk");
   knobs.push_back(integer_knob(
       "filter_rows", "auto", 1, INT_MAX, true, "",
       "forward and backward-data (backward-filter when its tiles are one chunk): destination "
       "channels per block of the filter transform, "
       "transformed with each chunk (at least the destination channels: U whole, once per "
       "group); auto: whole when U is at most 4 MiB or a worker runs several chunks (except "
-      "forward's tiles up to 128 or backward-data's up to 127, then one chunk), else blocks of "
-      "at most 3 MiB"));
+      "tiles up to 144, or 192 on more than one thread, then one chunk), else blocks of at most "
+      "3 MiB"));
   knobs.push_back(
       choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
                   "instruction set of the tile transforms and the GEMM: auto (the widest this CPU "
@@ -593,16 +594,9 @@ int64_t cpu_winograd_staging_point(Pass pass) {
                                        : 0;
 }
 
-int64_t cpu_winograd_block_chunk_tiles(Pass pass) {
-  switch (pass) {
-    case Pass::forward:
-      return kWinogradCpuForwardBlockChunkTiles;
-    case Pass::backward_data:
-      return kWinogradCpuBackwardDataBlockChunkTiles;
-    case Pass::backward_filter:
-      break;
-  }
-  return 0;
+int64_t cpu_winograd_block_chunk_tiles(Pass pass, int64_t workers) {
+  if (pass == Pass::backward_filter) return 0;
+  return workers > 1 ? kWinogradCpuSharedBlockChunkTiles : kWinogradCpuBlockChunkTiles;
 }
 
 int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValues& knobs, int m,
@@ -620,7 +614,7 @@ int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValu
   // 1.3-1.5x slower in 12-row blocks than with U whole, transformed once and read from memory
   // once per chunk, on the Intel Xeon VM (docs/strategy-winograd.md).
   if (pass != Pass::backward_filter && whole.chunks > whole.workers &&
-      whole.tiles > cpu_winograd_block_chunk_tiles(pass))
+      whole.tiles > cpu_winograd_block_chunk_tiles(pass, whole.workers))
     return 0;
   // Whole register tiles of the GEMM where the block holds at least one.
   const int64_t rows = kWinogradCpuFilterBlockBytes / row_bytes,
@@ -630,7 +624,7 @@ int64_t cpu_winograd_filter_rows(const ConvProblem& p, Pass pass, const KnobValu
 
 WinogradLayout cpu_winograd_layout(const ConvProblem& p, Pass pass, const KnobValues& knobs) {
   WinogradOptions options = cpu_winograd_options(knobs);
-  options.block_chunk_tiles = cpu_winograd_block_chunk_tiles(pass);
+  options.block_chunk_tiles = cpu_winograd_block_chunk_tiles(pass, options.workers);
   // The rule for blocks looks at the chunks of U whole (forward and backward-data: cut one per
   // worker) or not at all (backward-filter); with blocks, tiles that fit one chunk then stay
   // one, shared by the workers.

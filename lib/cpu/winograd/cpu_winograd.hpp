@@ -37,28 +37,32 @@ inline constexpr int64_t kWinogradCpuGradientChunkMinFilterBytes = int64_t{8} <<
 inline constexpr int64_t kWinogradCpuWholeFilterBytes = int64_t{4} << 20;
 inline constexpr int64_t kWinogradCpuFilterBlockBytes = int64_t{3} << 20;
 
-/// Forward's tiles up to this many are one chunk in filter blocks (the layout's
-/// block_chunk_tiles): two panels of the GEMM. With the auto chunk of 64, convnet-benchmarks'
-/// L5 (U of 20 MiB) at mb 8 to 14 (72 to 126 tiles) ran a chunk of 64 and a rest, with U
-/// whole, written to memory and read back for each. On the AMD EPYC VM (Zen 4), one chunk in
-/// blocks ran in 0.75-0.96 of the time at one thread, VGG-16's conv4 layers at mb 2 (98 tiles)
-/// in 0.82-0.84, ResNet-50's 14x14 and VGG-16's conv5_1 at mb 8 (128 tiles) in 0.89-0.98; at
-/// two threads L5, the 14x14 layer and conv5_1 at mb 8 in 0.79-0.96. One chunk of 144 tiles
-/// gained nothing (1.03), of 256 lost 4 % and 20 % (each block re-reads the chunk's V).
-inline constexpr int64_t kWinogradCpuForwardBlockChunkTiles = 128;
-/// Backward-data's: fewer than two whole chunks. With a short rest (L5 at mb 5 to 7, 80 to
-/// 112 tiles; VGG-16's conv4 layers at mb 2, 98) one chunk in blocks ran in 0.76-0.88 of the
-/// time at one thread; at exactly two chunks of 64 (128 tiles: L5, the 14x14 layer and conv5_1
-/// at mb 8) in 1.02-1.07 (docs/strategy-winograd.md).
-inline constexpr int64_t kWinogradCpuBackwardDataBlockChunkTiles = 2 * kWinogradCpuMinChunk - 1;
-/// The layout's block_chunk_tiles for `pass`: the constants above, 0 for backward-filter.
-int64_t cpu_winograd_block_chunk_tiles(Pass pass);
+/// Forward's and backward-data's tiles up to this many are one chunk in filter blocks (the
+/// layout's block_chunk_tiles) on one thread: two panels of the GEMM and one vector of rest.
+/// With the auto chunk of 64, convnet-benchmarks' L5 (U of 20 MiB) at mb 8 to 16 (72 to 144
+/// tiles) ran chunks of 64 and a rest, with U whole, written to memory and read back for each.
+/// On the AMD EPYC VM (Zen 4), one thread, one chunk in blocks ran L5 forward at mb 8 to 14 in
+/// 0.75-0.96 of the time and at mb 16 in 0.90-0.94, ResNet-50's 14x14 layer at mb 9 (144
+/// tiles) in 0.93-0.96, VGG-16's conv5_1 and ResNet-50's 7x7 layer at 144 tiles in 0.98-1.03;
+/// from 153 tiles it was even (0.95-1.08), from 162 it lost (1.07-1.27: each block re-reads
+/// the chunk's V) (docs/strategy-winograd.md).
+inline constexpr int64_t kWinogradCpuBlockChunkTiles = 144;
+/// The same where two or more workers share the chunk: three panels. The auto chunks of 64 and
+/// a rest then also leave a worker idle for part of the pass (three chunks over two workers).
+/// On the same VM at two threads one chunk ran 144 to 192 tiles (L5, the 14x14 and 7x7 layers,
+/// both passes) in 0.74-0.97 of the time but the 7x7 layer at 176 (1.01-1.07); from 196 tiles
+/// it lost in 15 of 21 cases (1.04-1.45). Measured at two threads only: more workers take the
+/// same bound.
+inline constexpr int64_t kWinogradCpuSharedBlockChunkTiles = 192;
+/// The layout's block_chunk_tiles for `pass` on `workers` threads: the constants above
+/// (forward and backward-data), 0 for backward-filter.
+int64_t cpu_winograd_block_chunk_tiles(Pass pass, int64_t workers);
 
 /// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole).
 /// `whole` is the layout with U whole: forward and backward-data take blocks only where no
 /// worker runs more than one chunk of it, or where its tiles are at most
-/// cpu_winograd_block_chunk_tiles(pass). Backward-filter's layout takes blocks only when the
-/// tiles are one chunk.
+/// cpu_winograd_block_chunk_tiles(pass, its workers). Backward-filter's layout takes blocks only
+/// when the tiles are one chunk.
 int64_t cpu_winograd_filter_rows(const ConvProblem& problem, Pass pass, const KnobValues& knobs,
                                  int m, const WinogradLayout& whole);
 
