@@ -60,13 +60,15 @@ TEST_F(CpuWinograd, Describes) {
   EXPECT_EQ(info.family, Family::winograd);
   EXPECT_EQ(info.device, Device::cpu);
   EXPECT_TRUE(info.deterministic);
-  ASSERT_EQ(info.knobs.size(), 4u);
+  ASSERT_EQ(info.knobs.size(), 5u);
   EXPECT_EQ(info.knobs[0].name, "variant");
   EXPECT_EQ(info.knobs[0].default_value, "f4");
   EXPECT_EQ(info.knobs[2].name, "filter_rows");
   EXPECT_EQ(info.knobs[2].default_value, "auto");
-  EXPECT_EQ(info.knobs[3].name, "isa");
+  EXPECT_EQ(info.knobs[3].name, "gradient_stores");
   EXPECT_EQ(info.knobs[3].default_value, "auto");
+  EXPECT_EQ(info.knobs[4].name, "isa");
+  EXPECT_EQ(info.knobs[4].default_value, "auto");
 }
 
 // Each instruction set's tile transforms and GEMM against the reference, on the Winograd corpus
@@ -378,6 +380,65 @@ TEST_F(CpuWinograd, FewTilesAreOneChunkInBlocks) {
   auto small = winograd().plan(problem("mb2ic128ih28oc128kh3ph1"), Pass::forward, {});
   EXPECT_EQ(detail(*small, "tiles_per_chunk"), "64");  // 98 tiles, U of 2.3 MiB
   EXPECT_EQ(detail(*small, "filter_rows"), "all, once per group");
+  set_num_threads(previous);
+}
+
+// Backward-filter's gradient transform writes a P past 4 MiB with non-temporal stores (the
+// plan says so; the knob `gradient_stores` chooses either way). The values are the cached
+// stores' bit for bit, on every instruction set and thread count, also where a chunk's rows
+// are not vector-aligned and its last run is partial, and within the bound.
+TEST_F(CpuWinograd, LargeGradientTransformsBypassTheCache) {
+  const int previous = num_threads();
+  set_num_threads(1);
+  auto gradient_stores = [&](const char* descriptor, Pass pass) {
+    return detail(*winograd().plan(problem(descriptor), pass, {}), "gradient_stores");
+  };
+  EXPECT_EQ(gradient_stores("mb16ic256ih14oc256kh3ph1", Pass::backward_filter), "streamed");
+  EXPECT_EQ(gradient_stores("mb16ic64ih56oc64kh3ph1", Pass::backward_filter), "cached");
+  EXPECT_EQ(gradient_stores("mb16ic256ih14oc256kh3ph1", Pass::forward), "(no gradient_stores)");
+  // 512 tiles in chunks of 500 and 12: P[xi] is 128 rows of 500 floats (9 MiB in all), so a
+  // row starts on a 64-byte line only every fourth channel, and each row's last run has 52
+  // tiles. A small layer is streamed by the knob.
+  const uint64_t seed = run_seed() + 3;
+  for (const auto& [descriptor, tiles] :
+       {std::pair{"mb8ic32ih32oc128kh3ph1", "500"}, std::pair{"g2mb3ic16ih7oc14kh3ph1", "auto"}}) {
+    const ConvProblem p = problem(descriptor);
+    for (const auto& entry : kCpuIsaNames) {
+      if (!cpu_isa_supported(entry.value)) continue;
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        std::vector<float> cached;
+        for (const char* stores : {"cached", "auto", "streamed"}) {
+          if (std::string(stores) == "auto" && std::string(tiles) == "auto") continue;
+          auto plan =
+              winograd().plan(p, Pass::backward_filter,
+                              {{"tiles", tiles}, {"isa", entry.name}, {"gradient_stores", stores}});
+          ASSERT_EQ(detail(*plan, "gradient_stores"),
+                    std::string(stores) == "cached" ? "cached" : "streamed")
+              << descriptor << " " << stores;
+          // The library's 64-byte alignment, which whole streamed vectors need.
+          DeviceBuffer ws(host_context(), plan->workspace_bytes());
+          float* scratch = static_cast<float*>(ws.data());
+          std::fill(scratch, scratch + plan->workspace_bytes() / 4,
+                    std::numeric_limits<float>::quiet_NaN());
+          HostTensors t = make_inputs(p, Pass::backward_filter, seed);
+          plan->run({t.x.data(), t.w.data(), t.y.data()}, {ws.data(), plan->workspace_bytes()});
+          const std::vector<float> out = t.output(Pass::backward_filter);
+          if (cached.empty()) {
+            const AccuracyReport r =
+                compare_with_reference(p, Pass::backward_filter, t, out, plan->error_bound());
+            EXPECT_TRUE(r.within_bound) << descriptor << " " << entry.name << " " << r.detail;
+            cached = out;
+            continue;
+          }
+          ASSERT_EQ(out.size(), cached.size());
+          EXPECT_EQ(std::memcmp(out.data(), cached.data(), out.size() * sizeof(float)), 0)
+              << descriptor << " " << entry.name << " " << threads << " threads: " << stores
+              << " stores differ from cached";
+        }
+      }
+    }
+  }
   set_num_threads(previous);
 }
 

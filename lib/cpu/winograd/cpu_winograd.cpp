@@ -156,17 +156,22 @@ class WinogradPlan final : public Plan {
   static constexpr int kAlpha = Tile<M>::alpha, kPoints = Tile<M>::points;
 
  public:
-  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, int threads, CpuIsa isa)
+  WinogradPlan(const ConvProblem& p, Pass pass, WinogradLayout layout, bool stream_gradient,
+               int threads, CpuIsa isa)
       : p_(p),
         pass_(pass),
         l_(layout),
         staging_point_(cpu_winograd_staging_point(pass)),
+        stream_gradient_(stream_gradient),
         threads_(threads),
         isa_(isa),
         kernels_(tile_kernels(isa)) {
     describe_winograd_plan(l_, info_, "input_staging");
     info_.kernel = std::string("winograd tiles + unpacked gemm, ") + to_string(isa);
     info_.details.emplace_back("isa", to_string(isa_));
+    if (pass_ == Pass::backward_filter) {
+      info_.details.emplace_back("gradient_stores", stream_gradient_ ? "streamed" : "cached");
+    }
   }
 
   std::size_t workspace_bytes() const override { return l_.workspace_bytes; }
@@ -381,11 +386,12 @@ class WinogradPlan final : public Plan {
   template <class Body>
   void for_each_run(int64_t t0, int64_t count, int64_t plane_h, int64_t plane_w,
                     int64_t image_floats, int64_t shift_h, int64_t shift_w, int64_t point_stride,
-                    Body body) const {
+                    bool stream_points, Body body) const {
     TileRun run;
     run.plane_h = plane_h;
     run.plane_w = plane_w;
     run.point_stride = point_stride;
+    run.stream_points = stream_points;
     int64_t at = 0;
     for (int64_t t = t0; t < t0 + count;) {
       int64_t n, th, tw;
@@ -406,7 +412,7 @@ class WinogradPlan final : public Plan {
   void transform_input(int64_t g, const float* src, int64_t t0, int64_t count, float* v) const {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
     for_each_run(t0, count, l_.src_h, l_.src_w, src_total() * plane, l_.offset_h, l_.offset_w,
-                 l_.input_point, [&](const TileRun& run, int64_t at) {
+                 l_.input_point, false, [&](const TileRun& run, int64_t at) {
                    for (int64_t c = 0; c < cs; ++c) {
                      kernels_.input(M, src + (g * cs + c) * plane, run, v + c * l_.chunk + at);
                    }
@@ -430,7 +436,7 @@ class WinogradPlan final : public Plan {
   void transform_output(int64_t g, float* dst, int64_t t0, int64_t count, const float* prod,
                         int64_t r0, int64_t rows) const {
     const int64_t cd = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
-    for_each_run(t0, count, l_.dst_h, l_.dst_w, dst_total() * plane, 0, 0, l_.product_point,
+    for_each_run(t0, count, l_.dst_h, l_.dst_w, dst_total() * plane, 0, 0, l_.product_point, false,
                  [&](const TileRun& run, int64_t at) {
                    for (int64_t k = r0; k < r0 + rows; ++k) {
                      kernels_.output(M, prod + k * l_.chunk + at, run, dst + (g * cd + k) * plane);
@@ -443,7 +449,7 @@ class WinogradPlan final : public Plan {
                           float* prod) const {
     const int64_t kg = l_.dst_channels, plane = l_.dst_h * l_.dst_w;
     for_each_run(t0, count, l_.dst_h, l_.dst_w, p_.k * plane, 0, 0, l_.product_point,
-                 [&](const TileRun& run, int64_t at) {
+                 stream_gradient_, [&](const TileRun& run, int64_t at) {
                    for (int64_t k = 0; k < kg; ++k) {
                      kernels_.gradient(M, dy + (g * kg + k) * plane, run, prod + k * l_.chunk + at);
                    }
@@ -460,7 +466,7 @@ class WinogradPlan final : public Plan {
     const int64_t cs = l_.src_channels, plane = l_.src_h * l_.src_w;
     for_each_run(
         t0, count, l_.src_h, l_.src_w, src_total() * plane, l_.offset_h, l_.offset_w,
-        staging_point_, [&](const TileRun& run, int64_t at) {
+        staging_point_, false, [&](const TileRun& run, int64_t at) {
           for (int64_t c0 = 0; c0 < cs; c0 += kStagingChannels) {
             const int64_t channels = std::min(kStagingChannels, cs - c0);
             for (int64_t c = 0; c < channels; ++c) {
@@ -502,12 +508,14 @@ class WinogradPlan final : public Plan {
   Pass pass_;
   WinogradLayout l_;
   int64_t staging_point_;  ///< backward-filter: floats between the staging buffer's points
+  bool stream_gradient_;   ///< backward-filter: P's transforms bypass the cache
   int threads_;
   CpuIsa isa_;
   TileKernels kernels_;
 };
 
-// The shared variant and tiles knobs, then the instruction set of the tile transforms.
+// The shared variant and tiles knobs, the CPU's layout and store choices, then the instruction
+// set of the tile transforms.
 std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs = winograd_knobs(
       "a multiple of 64 within 2 MiB of transforms, at least 64, at most tiles / "
@@ -521,6 +529,11 @@ std::vector<KnobSpec> cpu_winograd_knobs() {
       "group); auto: whole when U is at most 4 MiB or a worker runs several chunks (except "
       "tiles up to 144, or 192 on more than one thread, then one chunk), else blocks of at most "
       "3 MiB"));
+  knobs.push_back(choice_knob(
+      "gradient_stores", "auto", {"auto", "streamed", "cached"}, "",
+      "backward-filter: how the gradient transform writes P, the chunk's products: streamed "
+      "(non-temporal stores, past the cache) or cached; auto: streamed where P is larger than "
+      "4 MiB"));
   knobs.push_back(
       choice_knob("isa", "auto", cpu_isa_choices(), "CONVLAB_WINOGRAD_ISA",
                   "instruction set of the tile transforms and the GEMM: auto (the widest this CPU "
@@ -565,10 +578,12 @@ class CpuWinograd final : public Algorithm {
     if (!support) throw Error(ErrorCode::unsupported, support.reason);
     const CpuIsa isa = cpu_isa(knob_text(knobs, "isa"), "cpu.winograd.isa");
     const WinogradLayout layout = cpu_winograd_layout(p, pass, knobs);
+    const bool stream_gradient = cpu_winograd_streams_gradient(pass, layout, knobs);
     if (layout.m == 2) {
-      return std::make_unique<WinogradPlan<2>>(p, pass, layout, num_threads(), isa);
+      return std::make_unique<WinogradPlan<2>>(p, pass, layout, stream_gradient, num_threads(),
+                                               isa);
     }
-    return std::make_unique<WinogradPlan<4>>(p, pass, layout, num_threads(), isa);
+    return std::make_unique<WinogradPlan<4>>(p, pass, layout, stream_gradient, num_threads(), isa);
   }
 };
 
@@ -592,6 +607,14 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
 int64_t cpu_winograd_staging_point(Pass pass) {
   return pass == Pass::backward_filter ? kStagingChannels * kMaxRunTiles + kWinogradCpuPointSkew
                                        : 0;
+}
+
+bool cpu_winograd_streams_gradient(Pass pass, const WinogradLayout& layout,
+                                   const KnobValues& knobs) {
+  if (pass != Pass::backward_filter) return false;
+  const std::string& stores = knob_text(knobs, "gradient_stores");
+  if (stores != "auto") return stores == "streamed";
+  return 4 * layout.product_floats > kWinogradCpuStreamedGradientBytes;
 }
 
 int64_t cpu_winograd_block_chunk_tiles(Pass pass, int64_t workers) {

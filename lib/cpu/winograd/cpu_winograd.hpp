@@ -58,6 +58,20 @@ inline constexpr int64_t kWinogradCpuSharedBlockChunkTiles = 192;
 /// (forward and backward-data), 0 for backward-filter.
 int64_t cpu_winograd_block_chunk_tiles(Pass pass, int64_t workers);
 
+/// Backward-filter's gradient transform writes P, the chunk's alpha^2 Kg x chunk products, with
+/// non-temporal stores where P is larger than this (TileRun::stream_points; knob
+/// `gradient_stores`): a P that leaves the cache before the GEMMs read it back otherwise costs
+/// each line a read from memory before its write. On the AMD EPYC VM (Zen 4, 1 MiB of L2, 32
+/// MiB of L3), one thread, the layers with P of 4.5-28 MiB (ResNet-50's 14x14 and 7x7, VGG-16's
+/// conv3_2 to conv5_1, AlexNet's conv3, L5 at mb 16) ran in 0.93-0.99 of the time, their speed
+/// against oneDNN's Winograd up in each; streamed as well, the layers whose 2 MiB chunks keep P
+/// (0.6-2.3 MiB) in cache ran in 1.05-1.08 (docs/strategy-winograd.md).
+inline constexpr int64_t kWinogradCpuStreamedGradientBytes = int64_t{4} << 20;
+/// Whether the plan of (pass, layout) streams P's stores: the knob `gradient_stores`, or with
+/// auto, backward-filter past the bound above.
+bool cpu_winograd_streams_gradient(Pass pass, const WinogradLayout& layout,
+                                   const KnobValues& knobs);
+
 /// The `filter_rows` option of the layout: the knob's value, or auto's choice (0 = whole).
 /// `whole` is the layout with U whole: forward and backward-data take blocks only where no
 /// worker runs more than one chunk of it, or where its tiles are at most

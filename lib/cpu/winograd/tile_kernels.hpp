@@ -31,6 +31,10 @@ struct TileSegment {
 struct TileRun {
   int64_t plane_h = 0, plane_w = 0;
   int64_t point_stride = 0;
+  /// Write the points with non-temporal (streaming) stores where a whole, aligned vector
+  /// allows, fenced before the kernel returns: for a buffer far larger than the cache, whose
+  /// lines would otherwise each be read from memory before being overwritten. Gradient only.
+  bool stream_points = false;
   int64_t tiles = 0;
   int segments = 0;
   TileSegment segment[kMaxRunTiles];
