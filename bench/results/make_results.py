@@ -19,6 +19,7 @@ import json
 import os
 import pathlib
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -82,8 +83,53 @@ def cpu_record():
         "logical_cpus": os.cpu_count(),
         "affinity": sorted(os.sched_getaffinity(0)),
         "isa": isa,
+        "caches": cache_record(),
+        "transparent_hugepage": transparent_hugepage_mode(),
         "kernel": platform.release(),
     }
+
+
+def cache_record():
+    """CPU 0's data caches as sysfs gives them, e.g. "L1d 48 KiB, L2 2 MiB, L3 480 MiB (2 CPUs)".
+
+    A virtual machine may report a family and model that name no real CPU (a hypervisor's
+    choice), so the caches are what tells such machines apart; the blocking bounds of the
+    strategies are also tuned against them.
+    """
+    parts = []
+    for index in sorted(pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
+            shared = (index / "shared_cpu_list").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction":
+            continue
+        sharing = sum(int(b) - int(a) + 1 for a, _, b in
+                      (r.partition("-") if "-" in r else (r, "", r) for r in shared.split(",")))
+        parts.append(f"L{level}{'d' if kind == 'Data' else ''} {binary_size(size)}" +
+                     (f" ({sharing} CPUs)" if sharing > 1 else ""))
+    return ", ".join(parts) or "unknown"
+
+
+def binary_size(sysfs_size):
+    """sysfs's "2048K" as "2 MiB"; a size it writes otherwise is kept as written."""
+    match = re.fullmatch(r"(\d+)K", sysfs_size)
+    if not match:
+        return sysfs_size
+    kib = int(match.group(1))
+    return f"{kib // 1024} MiB" if kib % 1024 == 0 else f"{kib} KiB"
+
+
+def transparent_hugepage_mode():
+    """The kernel's transparent huge page mode ("always", "madvise", "never"): with "always"
+    large buffers may sit on 2 MiB pages, which changes their TLB misses and so the times."""
+    try:
+        text = pathlib.Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "unknown"
+    chosen = re.search(r"\[(\w+)\]", text)
+    return chosen.group(1) if chosen else text.strip()
 
 
 def pinning_record(env):

@@ -271,6 +271,9 @@ def section(folder):
     lines = [f"### {threads} thread{'s' if threads != '1' else ''}", "",
              f"{m['cpu']}{' (' + arch + ')' if arch else ''}, {m['logical_cpus']} logical CPUs, "
              f"ISA {', '.join(m['isa'])}; "
+             f"{'caches ' + m['caches'] + '; ' if 'caches' in m else ''}"
+             + (f"transparent huge pages {m['transparent_hugepage']}; "
+                if "transparent_hugepage" in m else "") +
              f"CPUs used {machine['cpus_used']}; `{meta.get('libraries', '?')}`; "
              f"{meta.get('compiler', '?')}, {meta.get('build_type', '?')}; commit "
              f"{meta.get('git_commit', '?')}, {meta.get('date', '?')}; load average (1 min) "
@@ -300,8 +303,11 @@ def machine_heading(folder):
     m = json.loads((folder / "machine.json").read_text())["machine"]
     from results_tables import MICROARCHITECTURE
     arch = MICROARCHITECTURE.get((m.get("cpu_family"), m.get("cpu_model")))
-    return (f"## {m['cpu']}{' (' + arch + ')' if arch else ''}, {m['logical_cpus']} logical "
-            "CPUs\n")
+    # A hypervisor may report a family and model that name no CPU the table knows; then the
+    # numbers and the caches are what tell this machine from another of the same name.
+    known = arch or (f"family {m.get('cpu_family', '?')}, model {m.get('cpu_model', '?')}" +
+                     (f"; caches {m['caches']}" if "caches" in m else ""))
+    return f"## {m['cpu']} ({known}), {m['logical_cpus']} logical CPUs\n"
 
 
 def document(data):

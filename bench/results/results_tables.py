@@ -288,6 +288,8 @@ def machine_table(machine, meta):
                 f"{m.get('cpu_model', '?')}, stepping {m.get('cpu_stepping', '?')}: {arch})"),
         ("logical CPUs / affinity", f"{m['logical_cpus']} / CPUs {m['affinity']}"),
         ("ISA extensions", ", ".join(m["isa"])),
+        ("caches (CPU 0)", m.get("caches", "not recorded")),
+        ("transparent huge pages", m.get("transparent_hugepage", "not recorded")),
         ("threads", f"CONVLAB_NUM_THREADS={env['CONVLAB_NUM_THREADS']}; convbench reports "
                     f"`{meta.get('devices', '?')}`"),
         ("thread pinning", ("; ".join(pinned) if pinned else

@@ -135,7 +135,7 @@ class Claims(unittest.TestCase):
                        "runs": runs}
             pathlib.Path(folder, "machine.json").write_text(json.dumps(machine))
             text = v.document(pathlib.Path(tmp))
-        self.assertIn("\n## CPU, 2 logical CPUs\n", text)
+        self.assertIn("\n## CPU (family ?, model ?), 2 logical CPUs\n", text)
         self.assertIn("| ic64ih56 | 2.4 % | fwd | 10.0/10.0 | 9.5/8.0 | 0.95/**0.80** |", text)
         self.assertIn("at or above 0.9 in 1 of 2 medians", text)
         self.assertIn("at or above 0.8 in 2 of 2 medians", text)
@@ -162,6 +162,28 @@ class Claims(unittest.TestCase):
                                            "cpu_model": 207}), "intel-xeon-processor-f6m207")
         self.assertEqual(v.machine_folder({"cpu": "AMD EPYC", "cpu_family": 25,
                                            "cpu_model": 17}), "amd-epyc-f25m17")
+
+    def test_vendor_ratios_name_a_machine_the_table_does_not_know_by_its_caches(self):
+        import json
+        import make_vendor_ratios as v
+        machine = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_family": 6, "cpu_model": 167,
+                   "logical_cpus": 2, "caches": "L1d 48 KiB, L2 2 MiB, L3 480 MiB (2 CPUs)"}
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "machine.json").write_text(json.dumps({"machine": machine}))
+            self.assertEqual(v.machine_heading(pathlib.Path(tmp)),
+                             "## Intel(R) Xeon(R) Processor (family 6, model 167; caches L1d "
+                             "48 KiB, L2 2 MiB, L3 480 MiB (2 CPUs)), 2 logical CPUs\n")
+            (pathlib.Path(tmp) / "machine.json").write_text(
+                json.dumps({"machine": {**machine, "cpu_model": 207}}))
+            self.assertIn("(Emerald Rapids", v.machine_heading(pathlib.Path(tmp)))
+
+    def test_machine_record_writes_cache_sizes_in_binary_units(self):
+        import make_results as r
+        self.assertEqual(r.binary_size("48K"), "48 KiB")
+        self.assertEqual(r.binary_size("2048K"), "2 MiB")
+        self.assertEqual(r.binary_size("491520K"), "480 MiB")
+        self.assertEqual(r.binary_size("1280K"), "1280 KiB")
+        self.assertEqual(r.binary_size("2M"), "2M")
 
     def test_vendor_ratios_show_a_near_miss_with_the_digit_that_makes_it_one(self):
         import make_vendor_ratios as v
