@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <ctime>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "convlab/device.hpp"
 #include "convlab/numerics.hpp"
 #include "convlab/threads.hpp"
+#include "output/machine.hpp"
 #include "sweep/cases.hpp"
 
 namespace convbench {
@@ -33,24 +35,6 @@ std::string host_name() {
   return buffer;
 }
 
-// The CPU model as the kernel names it (x86: "model name"; some ARM kernels: "Model").
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    for (const char* key : {"model name", "Model"}) {
-      if (line.rfind(key, 0) == 0) {
-        const size_t colon = line.find(':');
-        if (colon != std::string::npos) {
-          const size_t start = line.find_first_not_of(" \t", colon + 1);
-          if (start != std::string::npos) return line.substr(start);
-        }
-      }
-    }
-  }
-  return "unknown";
-}
-
 // The NVIDIA kernel driver's version, read without CUDA. Empty when there is no NVIDIA driver.
 std::string nvidia_driver() {
   std::ifstream in("/proc/driver/nvidia/version");
@@ -60,6 +44,40 @@ std::string nvidia_driver() {
 }
 
 }  // namespace
+
+std::string library_environment(const std::vector<std::string>& variables) {
+  // What the libraries under the CPU and GPU algorithms read at run time: thread counts and
+  // binding (OpenMP, OpenBLAS), oneDNN's ISA cap and JIT settings, glibc's allocator
+  // tunables (huge pages), a preloaded or redirected library, the CUDA libraries' own
+  // switches. convlab's own variables are recorded where they act (threads, math_mode,
+  // environment_defaults). CUDA_VISIBLE_DEVICES is left out: it picks the device, which
+  // `devices` names, and the workers of one sweep differ in it; so are CUDA_HOME and
+  // CUDA_PATH, which locate the toolkit for builds and change nothing at run time.
+  static const char* const kPrefixes[] = {"OMP_",           "GOMP_",
+                                          "KMP_",           "OPENBLAS_",
+                                          "GOTO_",          "ONEDNN_",
+                                          "DNNL_",          "MKL_",
+                                          "MALLOC_",        "CUDA_",
+                                          "CUBLAS",         "CUDNN_",
+                                          "CUFFT_",         "NVIDIA_TF32_OVERRIDE",
+                                          "GLIBC_TUNABLES", "LD_PRELOAD",
+                                          "LD_LIBRARY_PATH"};
+  std::vector<std::string> recorded;
+  for (const std::string& variable : variables) {
+    const std::string name = variable.substr(0, variable.find('='));
+    if (name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_HOME" || name == "CUDA_PATH") continue;
+    for (const char* prefix : kPrefixes) {
+      if (name.rfind(prefix, 0) == 0) {
+        recorded.push_back(variable);
+        break;
+      }
+    }
+  }
+  std::sort(recorded.begin(), recorded.end());
+  std::string text;
+  for (const std::string& variable : recorded) text += (text.empty() ? "" : "; ") + variable;
+  return text.empty() ? "none" : text;
+}
 
 std::string nvidia_driver_version(const std::string& line) {
   // The first word made of digits and at least one dot: the proprietary module writes
@@ -108,7 +126,15 @@ Context collect_context(const std::vector<const convlab::Algorithm*>& algorithms
   c["date"] = utc_now();
   c["host"] = host_name();
   c["cpu"] = cpu_model();
+  c["cpu_id"] = cpu_identity();
+  c["cpu_features"] = cpu_features();
+  c["cpu_caches"] = cpu_caches();
+  c["logical_cpus"] = logical_cpus();
+  c["transparent_hugepages"] = transparent_hugepages();
   c["threads"] = convlab::num_threads();
+  std::vector<std::string> variables;
+  for (char** variable = environ; variable && *variable; ++variable) variables.push_back(*variable);
+  c["library_environment"] = library_environment(variables);
   c["devices"] = device_list.empty() ? "none" : device_list;
   c["gpu_driver"] = driver.empty() ? "none" : driver;
   c["libraries"] = CONVBENCH_LIBRARIES;

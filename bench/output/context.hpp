@@ -38,6 +38,11 @@ std::string context_text(const nlohmann::ordered_json& value);
 /// module's wording); the whole line when it names none.
 std::string nvidia_driver_version(const std::string& line);
 
+/// The `NAME=value` entries of `variables` (an environment) that the libraries under the
+/// algorithms read and that can change a time or a result (OpenMP, OpenBLAS, oneDNN, glibc's
+/// tunables, the CUDA libraries'), sorted and `; `-separated; "none" when there are none.
+std::string library_environment(const std::vector<std::string>& variables);
+
 /// convbench's version (the library's, from convlab/config.hpp).
 const char* convbench_version();
 

@@ -25,8 +25,9 @@ COLUMNS = ["suite", "layer", "descriptor", "pass", "algorithm", "device", "statu
            "workspace_bytes", "total_bytes", "max_abs_err", "max_rel_err", "plan_kernel",
            "plan_transform", "plan_tile", "plan_workspace_split", "plan_details", "knobs",
            "math_mode", "family"]
-CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "threads", "devices",
-                "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",
+CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "cpu_id", "cpu_features",
+                "cpu_caches", "logical_cpus", "transparent_hugepages", "threads",
+                "library_environment", "devices", "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",
                 "warmup", "max_time_s", "interleave", "check", "mb", "passes", "algorithms", "command",
                 "sweep_cases", "sweep_digest", "knobs", "environment_defaults", "fill"]
 TINY = "mb2ic3ih7oc4kh3ph1n\"tiny\""
