@@ -24,6 +24,14 @@ bool cpu_isa_supported(CpuIsa isa) {
 #endif
 }
 
+CpuVendor cpu_vendor() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (__builtin_cpu_is("amd")) return CpuVendor::amd;
+  if (__builtin_cpu_is("intel")) return CpuVendor::intel;
+#endif
+  return CpuVendor::other;
+}
+
 int64_t cpu_isa_vector_floats(CpuIsa isa) {
   return isa == CpuIsa::avx512 ? 16 : isa == CpuIsa::avx2 ? 8 : 4;
 }

@@ -23,6 +23,11 @@ inline constexpr auto kCpuIsaNames = enum_names<CpuIsa::avx512>({
 });
 const char* to_string(CpuIsa isa) noexcept;
 
+/// Who designed this CPU (x86's vendor string), for the few defaults that were measured to
+/// go opposite ways on AMD's and Intel's cores with the same instruction set.
+enum class CpuVendor { amd, intel, other };
+CpuVendor cpu_vendor();
+
 /// Whether this CPU (and its OS) can run the kernels of `isa`.
 bool cpu_isa_supported(CpuIsa isa);
 /// Floats per SIMD vector of the kernels of `isa`: 4, 8, 16.

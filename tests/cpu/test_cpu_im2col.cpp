@@ -812,10 +812,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
 }
 
 // Whether columns=auto takes the masked form on this CPU: only where the unpacked GEMM's build
-// for its instruction set masks loads natively (AVX-512).
-bool auto_masks_here() {
-  return cpu_gemm::unpacked_sgemm_native_lane_loads(cpu_isa("auto", "isa"));
-}
+// for its instruction set masks loads natively (AVX-512), on an AMD CPU.
+bool auto_masks_here() { return im2col::masked_columns_by_default(cpu_isa("auto", "isa")); }
 
 // The automatic tile and images per GEMM follow the backend: the unpacked GEMM cuts images
 // of more than 256 pixels into tiles of 256 (or, where forward and the transposed

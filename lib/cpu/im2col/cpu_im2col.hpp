@@ -69,8 +69,8 @@ const char* to_string(DataForm form) noexcept;
 enum class ColumnForm {
   /// Forward and the transposed backward-data where they are tiled (images of more than
   /// kUnpackedTargetColumns pixels): masked where it applies (output rows as wide as the
-  /// input's), kMaskedMinRowsPerOutputRow holds and the GEMM's build masks its loads natively
-  /// (unpacked_sgemm_native_lane_loads: AVX-512), else implicit where it saves more copying
+  /// input's), kMaskedMinRowsPerOutputRow holds and masked_columns_by_default (AVX-512, an
+  /// AMD CPU), else implicit where it saves more copying
   /// than it costs
   /// (kImplicitMaxExtraShare, kImplicitMaxExtraProducts, kImplicitMinRowsPerOutputRow).
   /// Backward-filter: implicit where the padded images are smaller than the column buffer
@@ -113,6 +113,17 @@ inline constexpr int64_t kImplicitMinRowsPerOutputRow = 2;
 /// of the buffer's time (docs/strategy-im2col.md, "Masked columns"). The rule keeps every
 /// layer measured slower on the buffer, and some faster ones with it.
 inline constexpr int64_t kMaskedMinRowsPerOutputRow = 2;
+
+/// Whether columns=auto may take the masked form for the unpacked GEMM's build for `isa` on
+/// this CPU: where that build masks its loads natively (unpacked_sgemm_native_lane_loads:
+/// AVX-512), on AMD's CPUs. Against the implicit form, the masked one ran ResNet-50's 56x56
+/// and 28x28 layers, VGG-16's conv1_2 to conv4_2 and AlexNet's conv2 (forward and backward-
+/// data) in 0.94x the time on the AMD EPYC VM (Zen 4), and the same 22 cases in 1.07-1.25x
+/// the time at one thread, 1.01-1.27x at two, on the Intel Xeon VM (KVM: family 6, model
+/// 167; AVX-512 and AMX). Neither masked FMAs in place of the masked loads nor the other
+/// causes tried there explained it (docs/strategy-im2col.md, "Masked columns"), so the rule
+/// follows the vendor of the two CPUs measured, and a CPU of neither takes the implicit form.
+bool masked_columns_by_default(CpuIsa isa);
 
 /// The implicit forms whose GEMMs have the input channels (C/g) as rows: backward-filter's, one
 /// GEMM per tap, and the transposed backward-data, which auto takes with K/g > C/g only for

@@ -87,19 +87,20 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   "flipped filter; auto: transposed under tap classes, and with every tap "
                   "where it pads no side more than the problem and K/g <= C/g or its buffer "
                   "is read in place (columns masked or implicit, C/g >= 32), else col2im"),
-      choice_knob("columns", to_string(columns), {"auto", "buffer", "implicit", "masked"}, "",
-                  "buffer: im2col copies the taps into a column buffer; implicit (gemm=unpacked, "
-                  "every tap; forward and transposed backward-data with stride 1, "
-                  "backward-filter): each image padded once and the GEMM reads the buffer "
-                  "there; masked (gemm=unpacked, every tap; forward and transposed "
-                  "backward-data with stride 1 and OW = W): the GEMM reads the buffer in the "
-                  "input itself, the padding's lanes masked, and writes the output in place; "
-                  "auto: forward and backward-data on tiled images masked where it applies "
-                  "and the isa is avx512, else implicit where its extra columns (<= 15 %) "
-                  "add <= 32 products per column-buffer element and the buffer has >= 2 rows "
-                  "per output row, "
-                  "backward-filter implicit where the padded images are smaller than the "
-                  "buffer and C/g >= 32"),
+      choice_knob(
+          "columns", to_string(columns), {"auto", "buffer", "implicit", "masked"}, "",
+          "buffer: im2col copies the taps into a column buffer; implicit (gemm=unpacked, "
+          "every tap; forward and transposed backward-data with stride 1, "
+          "backward-filter): each image padded once and the GEMM reads the buffer "
+          "there; masked (gemm=unpacked, every tap; forward and transposed "
+          "backward-data with stride 1 and OW = W): the GEMM reads the buffer in the "
+          "input itself, the padding's lanes masked, and writes the output in place; "
+          "auto: forward and backward-data on tiled images masked where it applies "
+          "and the isa is avx512 on an AMD CPU, else implicit where its extra columns (<= 15 %) "
+          "add <= 32 products per column-buffer element and the buffer has >= 2 rows "
+          "per output row, "
+          "backward-filter implicit where the padded images are smaller than the "
+          "buffer and C/g >= 32"),
   };
 }
 
@@ -248,19 +249,23 @@ bool implicit_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t ti
 // rows over `conv`, cut into tiles of `tile` pixels (0: untiled): no copy of the input or the
 // output and no extra columns, so none of the implicit form's limits on them; on tiled images
 // only, as the implicit form (smaller ones run tap classes or batch images), and not where
-// the GEMM's depth is short against its rows (kMaskedMinRowsPerOutputRow); and only where the
-// GEMM's build masks its loads natively (unpacked_sgemm_native_lane_loads). On the AMD EPYC
+// the GEMM's depth is short against its rows (kMaskedMinRowsPerOutputRow); and only where
+// `by_default` (masked_columns_by_default: the GEMM's build masks its loads natively, on the
+// CPUs where that was measured to pay). On the AMD EPYC
 // (Zen 1, AVX2) VM, ResNet-50's 56x56 and 28x28 layers, AlexNet's conv2 and VGG-16's conv2_1
 // and conv4_2 ran their forward and backward-data passes in 1.2-1.4x the time masked, with
 // the plain loads and cleared lanes, as implicit (2.3-2.6x with vmaskmovps on ResNet-50's);
 // docs/strategy-im2col.md, "Masked columns".
-bool masked_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile,
-                     bool native_lane_loads) {
-  return native_lane_loads && tile > 0 && has_masked_columns(conv) &&
+bool masked_rows_pay(const Im2colGeometry& conv, int64_t gemm_rows, int64_t tile, bool by_default) {
+  return by_default && tile > 0 && has_masked_columns(conv) &&
          col_rows(conv) >= kMaskedMinRowsPerOutputRow * gemm_rows;
 }
 
 }  // namespace
+
+bool masked_columns_by_default(CpuIsa isa) {
+  return cpu_gemm::unpacked_sgemm_native_lane_loads(isa) && cpu_vendor() == CpuVendor::amd;
+}
 
 Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions& options,
                            int threads) {
@@ -271,8 +276,8 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   layout.pointwise = is_pointwise(g);
   const int64_t pairs = p.groups * p.n;
   const CpuIsa isa = options.isa ? *options.isa : cpu_isa("auto", "cpu.im2col.isa");
-  const bool native_lane_loads =
-      options.backend == GemmBackend::unpacked && cpu_gemm::unpacked_sgemm_native_lane_loads(isa);
+  const bool masked_by_default =
+      options.backend == GemmBackend::unpacked && masked_columns_by_default(isa);
 
   // GEMM columns per block: a library packs its operands and runs best on wide products
   // (kTargetColumns); the unpacked GEMM reads its column block as it lies, so it keeps the
@@ -340,7 +345,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
         options.backend == GemmBackend::unpacked && p.c_per_group() >= kImplicitMinChannels &&
         (options.columns == ColumnForm::implicit || options.columns == ColumnForm::masked ||
          (options.columns == ColumnForm::automatic && has_padded_grid(class_geometry) &&
-          (masked_rows_pay(class_geometry, p.c_per_group(), transposed_tile, native_lane_loads) ||
+          (masked_rows_pay(class_geometry, p.c_per_group(), transposed_tile, masked_by_default) ||
            implicit_rows_pay(class_geometry, p.c_per_group(), transposed_tile))));
     if (refusal.empty() && (options.bwd_data == DataForm::transposed ||
                             p.k_per_group() <= p.c_per_group() || read_in_place)) {
@@ -419,7 +424,7 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   } else if (options.columns == ColumnForm::automatic) {
     const int64_t gemm_rows = layout.transposed ? p.c_per_group() : p.k_per_group();
     layout.masked =
-        masked_refusal.empty() && masked_rows_pay(conv, gemm_rows, tile, native_lane_loads);
+        masked_refusal.empty() && masked_rows_pay(conv, gemm_rows, tile, masked_by_default);
     layout.implicit =
         !layout.masked && implicit_refusal.empty() && implicit_rows_pay(conv, gemm_rows, tile);
   }
