@@ -48,7 +48,12 @@ std::string binary_size(const std::string& size) {
       size.find_first_not_of("0123456789") != size.size() - 1) {
     return size;
   }
-  const long kib = std::stol(size.substr(0, size.size() - 1));
+  long long kib = 0;
+  try {
+    kib = std::stoll(size.substr(0, size.size() - 1));
+  } catch (const std::exception&) {  // more digits than a long long holds: kept as written
+    return size;
+  }
   return kib % 1024 == 0 ? std::to_string(kib / 1024) + " MiB" : std::to_string(kib) + " KiB";
 }
 

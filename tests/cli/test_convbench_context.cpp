@@ -66,6 +66,9 @@ TEST(ConvbenchContext, CachesFromSysfsInBinaryUnits) {
   EXPECT_EQ(cpu_caches_in(dir), "L1d 48 KiB, L2 2 MiB, L3 480 MiB (2 CPUs)");
   index(3, "3", "Unified", "1280K", "0-3,8,10-11");
   EXPECT_EQ(cpu_caches_in(dir), "L1d 48 KiB, L2 2 MiB, L3 1280 KiB (7 CPUs)");
+  // Sizes sysfs would not write are shown as written, never a crash.
+  index(3, "3", "Unified", "99999999999999999999999K", "0-x");
+  EXPECT_EQ(cpu_caches_in(dir), "L1d 48 KiB, L2 2 MiB, L3 99999999999999999999999K");
   fs::remove_all(dir);
   EXPECT_EQ(cpu_caches_in(dir), "unknown");
 }
