@@ -27,9 +27,10 @@ COLUMNS = ["suite", "layer", "descriptor", "pass", "algorithm", "device", "statu
            "math_mode", "family"]
 CONTEXT_KEYS = ["convbench_version", "git_commit", "date", "host", "cpu", "cpu_id", "cpu_features",
                 "cpu_caches", "logical_cpus", "transparent_hugepages", "threads",
-                "library_environment", "devices", "gpu_driver", "libraries", "compiler", "build_type", "math_mode", "seed", "reps",
-                "warmup", "max_time_s", "interleave", "check", "mb", "passes", "algorithms", "command",
-                "sweep_cases", "sweep_digest", "knobs", "environment_defaults", "fill"]
+                "library_environment", "devices", "gpu_driver", "libraries", "compiler",
+                "build_type", "math_mode", "seed", "reps", "warmup", "max_time_s", "interleave",
+                "check", "mb", "passes", "algorithms", "command", "sweep_cases", "sweep_digest",
+                "knobs", "environment_defaults", "fill"]
 TINY = "mb2ic3ih7oc4kh3ph1n\"tiny\""
 QUICK = ["--reps", "2", "--warmup", "0"]
 
