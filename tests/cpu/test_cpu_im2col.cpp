@@ -629,6 +629,7 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
             int64_t flipped = transposed_all ? pad16(p.w_elems()) : 0, ordered = 0;
             int64_t gemm_rows = rows, gemm_cols = cols;  // backward-filter's GEMM: Kg x these
             int64_t stage = b > 1 ? pad16(out_rows * b * pixels) : 0;
+            int64_t filter_channels = p.c_per_group();  // a worker's rows of dW^T, by R*S*K
             if (filter_implicit) {
               // The chunk's b images padded to the taps' reach, (OH-1)*sh + dh*(R-1) + 1 by
               // (OW-1)*sw + dw*(S-1) + 1 per input channel, one depth block of dY transposed
@@ -638,7 +639,15 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
               const int64_t wp = (p.out_w() - 1) * p.stride_w + p.dilation_w * (p.s - 1) + 1;
               const int64_t shared = std::max<int64_t>(
                   0, std::min<int64_t>({p.pad_w, wp - p.pad_w - p.w, wp - p.out_w()}));
-              col = pad16(b * p.c_per_group() * (hp * (wp - shared) + shared));
+              // Split by input channels (channels mode), a worker pads its share of them,
+              // cut at the GEMM's register tile rows (6): the larger of two parts.
+              const int64_t units = (p.c_per_group() + 5) / 6;
+              const int64_t first = std::min(p.c_per_group(), units / 2 * 6);
+              const int64_t channels = layout.mode == im2col::ParallelMode::channels
+                                           ? std::max(first, p.c_per_group() - first)
+                                           : p.c_per_group();
+              col = pad16(b * channels * (hp * (wp - shared) + shared));
+              filter_channels = channels;
               stage = pad16(p.k_per_group() * std::min<int64_t>(cols, 256));
               index = pad16(2 * std::min<int64_t>(cols, 256));
             } else if (implicit) {
@@ -776,7 +785,8 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                                     pass == Pass::backward_filter &&
                                     taps == im2col::TapMode::all && rows > kg && cols <= 256);
             EXPECT_EQ(layout.dw_transposed, dw_transposed) << p.descriptor();
-            const int64_t dw_t = dw_transposed ? pad16(p.w_elems()) : 0;
+            const int64_t dw_t =
+                dw_transposed ? pad16(p.groups * kg * filter_channels * p.r * p.s) : 0;
             int64_t gemm_m = kg;  // the rows of C
             if (dw_transposed) {
               gemm_m = gemm_rows;
@@ -1201,6 +1211,32 @@ TEST(CpuIm2col, ChannelsModeWhereItPays) {
   EXPECT_EQ(mode(seven, Pass::backward_filter, 2), ParallelMode::channels);
   EXPECT_EQ(im2col::im2col_layout(seven, Pass::backward_filter, unpacked, 2).partial, 0);
   EXPECT_GT(im2col::im2col_layout(fourteen, Pass::backward_filter, unpacked, 2).partial, 0);
+  // Backward-filter's implicit form (every tap: the 14x14 layer's classes skip too few
+  // products there) by input channels where each thread gets 128 of them: each worker pads
+  // and sums only its own, so the padded images and dW^T are a worker's share, and there is
+  // no partial dW; 128 channels in all stay in images mode.
+  const ConvProblem wide_filter = testing::problem("mb16ic256ih14oc192kh3ph1");
+  const im2col::Im2colLayout split =
+      im2col::im2col_layout(wide_filter, Pass::backward_filter, unpacked, 2);
+  EXPECT_TRUE(split.pixel_offsets);
+  EXPECT_EQ(split.mode, ParallelMode::channels);
+  EXPECT_EQ(split.partial, 0);
+  EXPECT_EQ(split.images_per_gemm, 2);     // the one-thread chunks: 256 columns of 196 pixels
+  const int64_t grid_plane = 16 * 15 + 1;  // 16 rows of pitch 15 sharing a padding column
+  // 43 register tiles of channels: 21 and 22 of them, 126 and 130 channels.
+  EXPECT_EQ(split.col, pad16(2 * 130 * grid_plane));
+  EXPECT_EQ(split.dw_t, 130 * 9 * 192);
+  EXPECT_EQ(mode(fourteen, Pass::backward_filter, 2), ParallelMode::images);
+  EXPECT_EQ(mode(wide_filter, Pass::backward_filter, 3), ParallelMode::images);  // 85 a thread
+  // Channels past the register tiles (258 = 43 x 6) go to the last part: 126 + 132.
+  const ConvProblem odd = testing::problem("mb4ic258ih7oc16kh3ph1");
+  im2col::Im2colOptions implicit_channels = unpacked;
+  implicit_channels.columns = im2col::ColumnForm::implicit;
+  implicit_channels.parallel = ParallelMode::channels;
+  const im2col::Im2colLayout odd_split =
+      im2col::im2col_layout(odd, Pass::backward_filter, implicit_channels, 2);
+  EXPECT_EQ(odd_split.mode, ParallelMode::channels);
+  EXPECT_EQ(odd_split.dw_t, 132 * 9 * 16);
 
   for (const ParallelMode asked_mode : {ParallelMode::channels, ParallelMode::in_channels}) {
     im2col::Im2colOptions options = unpacked;
@@ -1329,6 +1365,41 @@ TEST(CpuIm2col, ChannelsModeSameBitsOnAnyThreadCount) {
         EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
             << p.descriptor() << " " << to_string(pass) << ": " << threads
             << " threads differ from 1 (" << plan->notes() << ")";
+      }
+    }
+  }
+  // Backward-filter's implicit form split by input channels: each worker's rows of dW^T sum
+  // the chunks and depth blocks one thread does, so the bits are the column buffer's at one
+  // thread, with groups, a stride, dilation, a tile, more workers than register tiles of
+  // channels (empty parts) and channels that do not split evenly.
+  const std::vector<ConvProblem> filter_problems = {
+      testing::problem("mb5ic20ih7oc40kh3ph1"),     testing::problem("mb3ic13ih9oc7kh3ph1"),
+      testing::problem("mb4ic18ih11oc12kh3ph1sh2"), testing::problem("g2mb3ic12ih8oc18kh5ph2"),
+      testing::problem("mb2ic6ih6oc9kh3ph2dh1"),    testing::problem("mb2ic40ih20oc8kh3ph1")};
+  im2col::Im2colOptions buffer;
+  buffer.backend = im2col::GemmBackend::unpacked;
+  buffer.taps = im2col::TapMode::all;
+  buffer.columns = im2col::ColumnForm::buffer;
+  for (const ConvProblem& p : filter_problems) {
+    const HostTensors host = make_inputs(p, Pass::backward_filter, run_seed());
+    for (const int64_t tile : {int64_t{0}, int64_t{64}}) {
+      buffer.tile = tile;
+      im2col::Im2colOptions split = buffer;
+      split.columns = im2col::ColumnForm::implicit;
+      split.parallel = im2col::ParallelMode::channels;
+      set_num_threads(1);
+      auto reference = im2col::CpuIm2col(buffer).plan(p, Pass::backward_filter);
+      const std::vector<float> want =
+          run_within_workspace(*reference, p, Pass::backward_filter, host);
+      for (int threads : {2, 3, 4}) {
+        set_num_threads(threads);
+        auto plan = im2col::CpuIm2col(split).plan(p, Pass::backward_filter);
+        ASSERT_NE(plan->notes().find("parallel channels"), std::string::npos) << plan->notes();
+        const std::vector<float> got = run_within_workspace(*plan, p, Pass::backward_filter, host);
+        ASSERT_EQ(got.size(), want.size());
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+            << p.descriptor() << " tile " << tile << ": " << threads
+            << " threads differ from the column buffer's one (" << plan->notes() << ")";
       }
     }
   }

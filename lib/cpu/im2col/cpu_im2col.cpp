@@ -134,11 +134,13 @@
 //                backward-filter: col = pad16(b * Cg * plane) (Hp = (OH-1)*sh + dh*(R-1) + 1,
 //                Wp alike), stage = pad16(Kg * min(256, width)) (dY^T of one depth block),
 //                index = pad16(2 * min(256, width)) (that block's pixels' offsets), dw_t as
-//                below, gemm = 0
+//                below, gemm = 0; in channels mode Cg is the largest worker's share of the
+//                input channels (largest_channel_part) in col and dw_t, and no partial
 //   masked columns: col = 0, stage = 0, index = pad16(4 * Ci*R*S) (the depth steps' offsets
 //                and lane rows) + pad16(ceil(R*S * ceil(P'/16) / 2)) (the lane bits, P' the
 //                GEMM's pixels), ordered = pad16(K*C/g*R*S), one for all workers; b = 1
 //   dw_t    = backward-filter transposed (Im2colLayout::dw_transposed) ? pad16(K * L) : 0
+//             (channels mode: pad16(K * R*S * the largest share of C/g))
 //   bytes   = 4 * (workers * (col + stage + panel + gemm + index + dw_t)
 //                  + (workers - 1) * partial + flipped + ordered)
 // Worker v's buffers start at v*(col + stage + panel + gemm + index + dw_t) in that order; the
@@ -406,6 +408,9 @@ class Im2colPlan final : public Plan {
       if (v > 0) (pass_ == Pass::forward ? mine.y : mine.x) = partial_of(v, base);
       return run_classes(0, pairs, mine, class_buffers(v, base), RowPart{v, layout_.workers});
     }
+    if (layout_.mode == ParallelMode::channels && layout_.pixel_offsets) {
+      return filter_channels_implicit(v, t, base);
+    }
     if (layout_.mode == ParallelMode::channels) {
       const RowPart part{v, layout_.workers};
       ClassBuffers buffers = class_buffers(v, base);
@@ -482,7 +487,8 @@ class Im2colPlan final : public Plan {
           break;
         case Pass::backward_filter:
           if (layout_.pixel_offsets) {
-            backward_filter_implicit(chunk, t, col, stage, gemm, offsets, sums);
+            backward_filter_implicit(chunk, t, geometry_, col, stage, gemm, offsets,
+                                     sums + w_offset(chunk));
           } else {
             backward_filter(chunk, t, col, stage, gemm, sums);
           }
@@ -657,24 +663,26 @@ class Im2colPlan final : public Plan {
   // per tap (i, j) dW^T's rows (c, i, j) += the padded images' channels read at those offsets
   // times the stage. Each GEMM sums one depth block, where the column buffer's GEMM sums the
   // same block of its columns: the same sums in the same order.
-  void backward_filter_implicit(const Chunk& c, const Tensors& t, float* grid, float* stage,
-                                float* gemm, int64_t* offsets, float* sums) const {
+  // `g` is the geometry's channels from `first_channel` on (all of them, or a channels-mode
+  // worker's share) and `dw_t` the chunk's group's rows of them in dW^T, R*S*K/g floats each.
+  void backward_filter_implicit(const Chunk& c, const Tensors& t, const Im2colGeometry& g,
+                                float* grid, float* stage, float* gemm, int64_t* offsets,
+                                float* dw_t, int64_t first_channel = 0) const {
     const int64_t kg = p_.k_per_group(), pixels = col_pixels(geometry_);
     const int64_t taps = p_.r * p_.s, plane = layout_.grid.plane;
-    const int64_t image_grid = padded_grid_elems(geometry_, layout_.grid);
+    const int64_t image_grid = padded_grid_elems(g, layout_.grid);
+    const float* x = t.x + x_offset(c) + first_channel * plane_elems(geometry_);
     for (int64_t m = 0; m < c.count; ++m) {
-      pad_into_grid(geometry_, layout_.grid, t.x + x_offset(c) + m * geometry_.image_stride,
-                    grid + m * image_grid);
+      pad_into_grid(g, layout_.grid, x + m * geometry_.image_stride, grid + m * image_grid);
     }
     const float* dy = t.y + y_offset(c);
     const int64_t columns = c.count * pixels;
     const int64_t block = layout_.tile > 0 ? layout_.tile : columns;
-    float* dw_t = sums + w_offset(c);
     for (int64_t b0 = 0; b0 < columns; b0 += block) {
       const int64_t b1 = std::min(columns, b0 + block);
       for (int64_t l0 = b0; l0 < b1; l0 += cpu_gemm::kUnpackedSgemmDepth) {
         const int64_t depth = std::min(cpu_gemm::kUnpackedSgemmDepth, b1 - l0);
-        grid_pixel_offsets(geometry_, layout_.grid, l0, depth, offsets);
+        grid_pixel_offsets(g, layout_.grid, l0, depth, offsets);
         // dY^T[depth, Kg]: the block's pixels, image by image (images are K*P floats apart).
         for (int64_t l = l0; l < l0 + depth;) {
           const int64_t image = l / pixels, pixel = l % pixels;
@@ -684,11 +692,46 @@ class Im2colPlan final : public Plan {
           l += run;
         }
         for (int64_t tap = 0; tap < taps; ++tap) {
-          sgemm(backend_, false, false, geometry_.channels, kg, depth,
-                grid + grid_tap_offset(geometry_, layout_.grid, tap), plane, stage, kg, 1.0f,
+          sgemm(backend_, false, false, g.channels, kg, depth,
+                grid + grid_tap_offset(g, layout_.grid, tap), plane, stage, kg, 1.0f,
                 dw_t + tap * kg, taps * kg, layout_.gemm_scratch, gemm, offsets);
         }
       }
+    }
+  }
+
+  // Channels mode of the implicit backward-filter: worker v sums its share of the input
+  // channels' rows of dW^T over every image, in the chunks and depth blocks of one thread (so
+  // each element of dW has the one-thread bits whatever the thread count), and transposes them
+  // into its columns of dW.
+  void filter_channels_implicit(int64_t v, const Tensors& t, float* base) const {
+    const RowRange mine =
+        RowPart{v, layout_.workers}.share(geometry_.channels, cpu_gemm::kUnpackedSgemmRows);
+    if (mine.begin == mine.end) return;
+    Im2colGeometry g = geometry_;
+    g.channels = mine.end - mine.begin;
+    float* grid = base + v * worker_floats();
+    float* stage = grid + layout_.col;
+    float* gemm = stage + layout_.stage;
+    auto* offsets = reinterpret_cast<int64_t*>(gemm + layout_.gemm);
+    float* dw_t = dw_t_of(v, base);
+    const int64_t kg = p_.k_per_group(), taps = p_.r * p_.s;
+    const int64_t group_rows = g.channels * taps;  // the worker's rows of one group's dW^T
+    std::fill(dw_t, dw_t + p_.groups * group_rows * kg, 0.0f);
+    const int64_t pairs = p_.groups * p_.n;
+    for (int64_t q = 0; q < pairs;) {
+      Chunk chunk;
+      chunk.group = q / p_.n;
+      chunk.image = q % p_.n;
+      chunk.count = std::min(layout_.images_per_gemm, p_.n - chunk.image);
+      backward_filter_implicit(chunk, t, g, grid, stage, gemm, offsets,
+                               dw_t + chunk.group * group_rows * kg, mine.begin);
+      q += chunk.count;
+    }
+    const int64_t rows = col_rows(geometry_);
+    for (int64_t group = 0; group < p_.groups; ++group) {
+      cpu_gemm::transpose(isa(), group_rows, kg, dw_t + group * group_rows * kg, kg,
+                          t.w + group * kg * rows + mine.begin * taps, rows);
     }
   }
 

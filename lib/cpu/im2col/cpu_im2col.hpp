@@ -27,10 +27,12 @@ enum class ParallelMode {
               ///< (image, group) pairs split evenly enough, else gemm
   images,     ///< the threads take disjoint (image, group) slices; each GEMM single-threaded
   gemm,       ///< one slice after another; the GEMM library uses every thread
-  /// Tap classes only: every thread runs every image, for its share of each class GEMM's
+  /// Tap classes: every thread runs every image, for its share of each class GEMM's
   /// output rows (output channels), with a single-threaded GEMM and its own buffers, so that
   /// each GEMM is as wide as with one thread (images mode halves a narrow class's columns at
   /// two threads: a 7x7 image's corner classes to 8). Each thread copies every column buffer.
+  /// Backward-filter's implicit form (pixel_offsets): every thread runs every image for its
+  /// share of the input channels, padding only those and summing its own rows of dW^T.
   channels,
   /// Tap classes, forward and transposed backward-data only: every thread runs every image
   /// for its even share of each class GEMM's input channels (the GEMM's depth), all output
@@ -174,6 +176,26 @@ inline constexpr int64_t kChannelPartMinRows = 48;
 /// in as out, 160 and 192 a worker); its forward (half as many in as out) ran faster in some
 /// runs and slower in others. Fewer channels a worker are untested.
 inline constexpr int64_t kInChannelsMinChannels = 64;
+
+/// ...and in backward-filter's implicit form (every tap) where each of the threads gets at
+/// least this many input channels: each worker then sums its own rows of dW^T over every
+/// image, no partial dW to add, and its share of dW^T stays in its cache where the whole did
+/// not (2.25 MiB at 256 channels). Measured at two threads (docs/strategy-im2col.md,
+/// "Backward-filter split by input channels").
+inline constexpr int64_t kFilterChannelsMinChannels = 128;
+
+/// The rows of the largest of `parts` parts of n rows cut at multiples of the unpacked GEMM's
+/// register tile rows where the split allows (as the channels modes cut them).
+inline int64_t largest_channel_part(int64_t n, int64_t parts) {
+  const int64_t unit = cpu_gemm::kUnpackedSgemmRows, units = (n + unit - 1) / unit;
+  int64_t largest = 0;
+  for (int64_t index = 0; index < parts; ++index) {
+    const int64_t begin = std::min(n, units * index / parts * unit);
+    const int64_t end = std::min(n, units * (index + 1) / parts * unit);
+    largest = std::max(largest, end - begin);
+  }
+  return largest;
+}
 
 /// Im2colOptions::tile: chosen for the GEMM backend when planned.
 inline constexpr int64_t kAutoTile = -1;

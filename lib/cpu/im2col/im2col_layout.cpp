@@ -67,8 +67,9 @@ std::vector<KnobSpec> Im2colOptions::schema() const {
                   {"auto", "images", "gemm", "channels", "in_channels"}, "CONVLAB_IM2COL_PARALLEL",
                   "threads over (image, group) slices, inside the GEMM, over each tap class "
                   "GEMM's output channels or (forward, stride-1 backward-data) input channels "
-                  "(tap classes only), or auto: in_channels or channels where they pay under "
-                  "tap classes, else images or gemm by balance"),
+                  "(tap classes only; channels also splits backward-filter's implicit GEMMs by "
+                  "input channels), or auto: in_channels or channels where they pay, else "
+                  "images or gemm by balance"),
       integer_knob("tile", tile == kAutoTile ? "auto" : std::to_string(tile), 0, INT_MAX,
                    /*allow_auto=*/true, "",
                    "output pixels per column block (buffer C/g*R*S x tile); 0: whole images; "
@@ -432,11 +433,12 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
     layout.grid = grid;
     layout.pixel_offsets = pass == Pass::backward_filter;
   }
-  if (options.parallel == ParallelMode::channels && !layout.tap_classes) {
+  if (options.parallel == ParallelMode::channels && !layout.tap_classes && !layout.pixel_offsets) {
     throw Error(ErrorCode::unsupported,
                 "cpu.im2col parallel=channels on " + p.descriptor() + " " + to_string(pass) +
-                    ": it splits the tap classes' GEMMs, and this plan runs none (taps=all, a "
-                    "tile, or taps=auto where they would skip under 5 % of the products)");
+                    ": it splits the tap classes' GEMMs or backward-filter's implicit ones, and "
+                    "this plan runs neither (taps=all, a tile, or taps=auto where they would "
+                    "skip under 5 % of the products, with the column buffer)");
   }
 
   // Threads. Under tap classes, each class GEMM's output channels (channels mode) or, in
@@ -466,6 +468,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                     static_cast<double>(short_products) >=
                         kChannelsMinShortShare *
                             static_cast<double>(tap_class_products(classes)));
+  }
+  // Backward-filter's implicit form split by input channels: each worker pads its channels of
+  // every image and sums its own rows of dW^T (a share of it the size of the whole divided by
+  // the threads), where images mode gives each worker a whole dW^T and each extra one a partial
+  // dW to add after (kFilterChannelsMinChannels).
+  if (layout.pixel_offsets && layout.threads > 1) {
+    channels_pay = conv.channels >= kFilterChannelsMinChannels * layout.threads;
   }
   // The input channels' split sums the class GEMMs of forward and the transposed
   // backward-data into one output per worker; backward-filter's class GEMMs sum over pixels,
@@ -557,7 +566,10 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
   if (layout.pixel_offsets) {
     // The chunk's images padded, one depth block of dY transposed (the GEMM's B), and the
     // offsets of that block's pixels in the padded images.
-    layout.col = pad16(checked_mul(b, padded_grid_elems(conv, grid), "im2col padded images"));
+    // Channels mode: each worker pads and sums only its share of the input channels.
+    Im2colGeometry mine = conv;
+    mine.channels = channels ? largest_channel_part(conv.channels, layout.workers) : conv.channels;
+    layout.col = pad16(checked_mul(b, padded_grid_elems(mine, grid), "im2col padded images"));
     layout.stage = pad16(checked_mul(p.k_per_group(), filter_depth_block(cols), "im2col stage"));
     layout.index = pad16(2 * filter_depth_block(cols));
   } else if (layout.implicit) {
@@ -658,7 +670,13 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
                          (pass == Pass::backward_filter && !layout.tap_classes &&
                           layout.backend == GemmBackend::unpacked && rows > kg &&
                           cols <= cpu_gemm::kUnpackedSgemmDepth);
-  if (layout.dw_transposed) layout.dw_t = pad16(p.w_elems());
+  if (layout.dw_transposed) {
+    // Channels mode: a worker's rows of every group's dW^T, (its channels * R*S) x K/g.
+    layout.dw_t = channels ? pad16(checked_mul(p.groups * p.k_per_group() * p.r * p.s,
+                                               largest_channel_part(g.channels, layout.workers),
+                                               "im2col dW transposed"))
+                           : pad16(p.w_elems());
+  }
   // The pass's GEMM at its widest (a tile, or b images), as run() issues it (m x n x k), on the
   // GEMM's threads (one per worker among several).
   switch (pass) {
