@@ -7,6 +7,8 @@
 //    on the same operands, held in cache between iterations: the per-point product shapes of
 //    ResNet-50's 3x3 layers at mb 16, two of cpu.im2col's tap-class products (the 7x7 layer's
 //    interior of 16 images, 400 columns, and the 14x14 layer's of 2 images) and a square one;
+//  - gemm_pitch/unpacked/<m>x<n>x<k>/pitch<p>: the unpacked SGEMM with B's and C's rows p
+//    floats apart on 64-byte-aligned operands, at p = n and n rounded up to 16 (whole lines);
 //  - row_copy/<copy>/<width>: the tap classes' row copies (cpu_gemm::copy_rows) as a class's
 //    column buffer takes them, 11 rows `width` floats wide, `width` + 2 apart, of each of
 //    64 x 6 x 16 planes (channels x taps x images) into one run per plane, in one call: the
@@ -17,7 +19,10 @@
 //     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,6 +92,31 @@ void BM_FmaPeak(benchmark::State& state, CpuIsa isa) {
   state.SkipWithError("an x86-64 build is needed");
   (void)isa;
 #endif
+}
+
+// The unpacked SGEMM with B's and C's rows `pitch` floats apart (>= n), on 64-byte-aligned
+// operands: at a pitch that is not a multiple of 16 most of B's vector loads straddle two
+// cache lines (cpu.im2col's tap classes round their column buffer's rows up, class_row_pitch).
+void BM_GemmPitch(benchmark::State& state, int64_t m, int64_t n, int64_t k, int64_t pitch) {
+  const CpuIsa isa = convlab::cpu_isa("auto", "gemm_kernels isa");
+  const auto aligned = [](std::size_t floats) {
+    return std::unique_ptr<float, decltype(&std::free)>(
+        static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)),
+        &std::free);
+  };
+  auto a = aligned(static_cast<std::size_t>(m * k)),
+       b = aligned(static_cast<std::size_t>(k * pitch));
+  auto c = aligned(static_cast<std::size_t>(m * pitch));
+  std::fill_n(a.get(), m * k, 0.5f);
+  std::fill_n(b.get(), k * pitch, 0.25f);
+  for (auto _ : state) {
+    convlab::cpu_gemm::unpacked_sgemm(isa, false, m, n, k, a.get(), k, b.get(), pitch, 0.0f,
+                                      c.get(), pitch);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * m * n * k * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.SetLabel(std::string("unpacked ") + convlab::to_string(isa));
 }
 
 void BM_Gemm(benchmark::State& state, im2col::GemmBackend backend, int64_t m, int64_t n,
@@ -211,6 +241,17 @@ const bool kRegistered = [] {
       benchmark::RegisterBenchmark(
           ("gemm/" + std::string(im2col::to_string(backend)) + "/" + dims).c_str(), BM_Gemm,
           backend, s.m, s.n, s.k);
+    }
+  }
+  // AlexNet conv3's interior class at mb 16 (3 images of 121 pixels), two ResNet-50 14x14
+  // images through every tap, a 13x13 image's interior: each at its columns and rounded up.
+  for (const Shape& s : {Shape{384, 363, 2304}, Shape{256, 392, 2304}, Shape{384, 121, 2304}}) {
+    for (const int64_t pitch : {s.n, (s.n + 15) / 16 * 16}) {
+      benchmark::RegisterBenchmark(
+          ("gemm_pitch/unpacked/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+           std::to_string(s.k) + "/pitch" + std::to_string(pitch))
+              .c_str(),
+          BM_GemmPitch, s.m, s.n, s.k, pitch);
     }
   }
   const std::pair<RowCopy, const char*> copies[] = {{RowCopy::library_avx512, "library/avx512"},

@@ -723,8 +723,11 @@ TEST(CpuIm2col, WorkspaceIsTheFormulaAndRunStaysInside) {
                             : std::clamp<int64_t>(
                                   256 / std::max<int64_t>(filter ? most_taps : class_taps(c), 1),
                                   1, std::max<int64_t>(g.channels, 1));
-                largest_col =
-                    std::max(largest_col, channels * class_taps(c) * bc * class_pixels(c));
+                // Forward's and the transposed backward-data's rows, the GEMM's B, start
+                // whole 64-byte lines: a multiple of 16 floats apart.
+                const int64_t width = bc * class_pixels(c);
+                const int64_t pitch = adjoint || filter ? width : pad16(width);
+                largest_col = std::max(largest_col, channels * class_taps(c) * pitch);
                 block_rows = std::max(block_rows, channels * class_taps(c));
                 staged += class_pixels(c);
                 widest = std::max(widest, bc * class_pixels(c));

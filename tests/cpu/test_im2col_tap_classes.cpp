@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -191,7 +192,19 @@ TEST(Im2colTapClasses, LoopsMatchTheFullColumnBuffer) {
       tap_class_rows(g, c, rows.data());
       std::vector<float> col(rows.size() * static_cast<std::size_t>(cols), -99.0f);
       const CpuIsa isa = isas[classes_checked % isas.size()];
-      im2col_class_cpu(g, c, x.data(), col.data(), isa);
+      im2col_class_cpu(g, c, x.data(), col.data(), cols, isa);
+      // Rows further apart hold the same floats, and the ones between rows are not written.
+      const int64_t pitch = cols + 1 + classes_checked % 17;
+      std::vector<float> pitched(rows.size() * static_cast<std::size_t>(pitch), -99.0f);
+      im2col_class_cpu(g, c, x.data(), pitched.data(), pitch, isa);
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        const float* row = pitched.data() + r * static_cast<std::size_t>(pitch);
+        ASSERT_EQ(std::memcmp(row, col.data() + r * static_cast<std::size_t>(cols),
+                              static_cast<std::size_t>(cols) * sizeof(float)),
+                  0)
+            << p.descriptor() << " row " << r << " at pitch " << pitch;
+        for (int64_t k = cols; k < pitch; ++k) ASSERT_EQ(row[k], -99.0f) << p.descriptor();
+      }
       for (std::size_t r = 0; r < rows.size(); ++r)
         for (int64_t m = 0; m < g.images; ++m)
           for (int64_t oh = c.rows.begin; oh < c.rows.end; ++oh)
@@ -327,7 +340,7 @@ TEST(Im2colTapClasses, TransposedClassesGiveBackwardData) {
       std::vector<float> col(static_cast<std::size_t>(rows * cols));
       std::vector<int64_t> columns(static_cast<std::size_t>(rows)),
           offsets(static_cast<std::size_t>(rows));
-      im2col_class_cpu(gt, tc, dy.data(), col.data(), isas[checked % isas.size()]);
+      im2col_class_cpu(gt, tc, dy.data(), col.data(), cols, isas[checked % isas.size()]);
       tap_class_rows(gt, tc, columns.data());
       flipped_tap_offsets(p, gt, tc, offsets.data());
       for (int64_t m = 0; m < gt.images; ++m)

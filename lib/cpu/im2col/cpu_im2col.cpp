@@ -117,7 +117,9 @@
 //             : in_channels mode ? pad16(N*K*OH*OW) (forward), pad16(N*C*H*W) (backward-data)
 //             : 0
 //   gemm    = the GEMM's scratch (gemm.hpp)
-//   tap classes: col = pad16(max_k Cb_k*taps_k * b_k*P_k), Cb_k = Cg for the adjoint
+//   tap classes: col = pad16(max_k Cb_k*taps_k * W_k), W_k = b_k*P_k, rounded up to a
+//                multiple of 16 (class_row_pitch) in forward and the transposed
+//                backward-data, where it is the GEMM's B; Cb_k = Cg for the adjoint
 //                backward-data, else a block of min(Cg, max(1, 256 / taps_k)) channels,
 //                stage = pad16(Kg * max_k b_k*P_k),
 //                index = pad16(2 * Cg * max_k taps_k) (the int64 filter columns of a class;
@@ -801,6 +803,7 @@ class Im2colPlan final : public Plan {
     g.images = images;
     const int64_t out_rows = layout_.transposed ? p_.c_per_group() : p_.k_per_group();
     const int64_t taps = class_taps(tc), cols = images * class_pixels(tc);
+    const int64_t pitch = class_row_pitch(cols);  // the column buffer's rows, B's
     const bool split_depth = layout_.mode == ParallelMode::in_channels;
     const RowRange mine =
         split_depth ? RowRange{0, out_rows} : part.share(out_rows, cpu_gemm::kUnpackedSgemmRows);
@@ -823,9 +826,9 @@ class Im2colPlan final : public Plan {
       const int64_t c0 = block_begin(k);
       Im2colGeometry channels = g;
       channels.channels = block_begin(k + 1) - c0;
-      im2col_class_cpu(channels, tc, in + c0 * plane_elems(g), b.col, isa());
+      im2col_class_cpu(channels, tc, in + c0 * plane_elems(g), b.col, pitch, isa());
       sgemm(backend_, false, false, mine.end - mine.begin, cols, channels.channels * taps,
-            w + mine.begin * lda, lda, b.col, cols, k == 0 ? 0.0f : 1.0f, stage, cols,
+            w + mine.begin * lda, lda, b.col, pitch, k == 0 ? 0.0f : 1.0f, stage, cols,
             layout_.gemm_scratch, b.gemm, b.index + c0 * taps);
     }
     scatter_class(g, tc, stage, mine.end - mine.begin, out_channels,
@@ -885,7 +888,8 @@ class Im2colPlan final : public Plan {
           if (cols > 0 && taps > 0) {
             Im2colGeometry g = chunk_geometry(chunk);
             g.channels = nb;
-            im2col_class_cpu(g, tc, t.x + x_offset(chunk) + c0 * plane_elems(g), b.col, isa());
+            im2col_class_cpu(g, tc, t.x + x_offset(chunk) + c0 * plane_elems(g), b.col, cols,
+                             isa());
             float* block_dw = dw + c0 * rs;
             if (whole) {
               sgemm(backend_, false, true, kg, n, cols, dy, cols, b.col, cols, 1.0f, block_dw,

@@ -197,6 +197,14 @@ inline int64_t largest_channel_part(int64_t n, int64_t parts) {
   return largest;
 }
 
+/// The row pitch of a tap class's column buffer where the unpacked GEMM reads it as B
+/// (forward and the transposed backward-data): its `columns` rounded up to whole 64-byte lines,
+/// so that every row starts a line and no vector load of B straddles two. On the Intel Xeon VM
+/// (family 6 model 167) a product of AlexNet conv3's interior class shape, 384 x 363 x 2304,
+/// ran 167 GFLOP/s with rows 363 floats apart and 200 at 368 (bench/micro/gemm_kernels,
+/// gemm_pitch; docs/strategy-im2col.md, "Tap classes").
+inline int64_t class_row_pitch(int64_t columns) { return (columns + 15) / 16 * 16; }
+
 /// Im2colOptions::tile: chosen for the GEMM backend when planned.
 inline constexpr int64_t kAutoTile = -1;
 

@@ -620,7 +620,9 @@ Im2colLayout im2col_layout(const ConvProblem& p, Pass pass, const Im2colOptions&
           adjoint  ? class_geometry.channels
           : filter ? layout.filter_block
                    : class_channel_block(class_geometry.channels, class_taps(c));
-      col = std::max(col, checked_mul(channels_c * class_taps(c), width, "im2col col"));
+      // Where the GEMM reads it as B, its rows start whole lines (class_row_pitch).
+      const int64_t pitch = adjoint || filter ? width : class_row_pitch(width);
+      col = std::max(col, checked_mul(channels_c * class_taps(c), pitch, "im2col col"));
       block_rows = std::max(block_rows, channels_c * class_taps(c));
       widest = std::max(widest, width);
       staged_pixels += class_pixels(c);

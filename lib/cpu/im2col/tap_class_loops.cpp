@@ -39,10 +39,10 @@ ClassTap class_tap(const Im2colGeometry& g, const TapClass& tc, int64_t c, int64
 // (cpu_gemm::copy_rows), wider strides run plain loops. A tap's geometry depends on the
 // channel only through the channel's plane, so it is worked out once per tap and the channels
 // run inside.
-void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group,
-                      float* col, CpuIsa isa) {
+void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group, float* col,
+                      int64_t ld, CpuIsa isa) {
   const int64_t width = range_size(tc.cols), pixels = class_pixels(tc);
-  const int64_t ld = g.images * pixels, row_step = g.stride_h * g.in_w, sw = g.stride_w;
+  const int64_t row_step = g.stride_h * g.in_w, sw = g.stride_w;
   const int64_t taps = class_taps(tc), plane = plane_elems(g);
   for (int64_t i = tc.taps_h.begin; i < tc.taps_h.end; ++i) {
     for (int64_t j = tc.taps_w.begin; j < tc.taps_w.end; ++j) {
@@ -59,7 +59,9 @@ void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* 
         const bool every_pixel = t.span.begin == 0 && t.span.end == width &&
                                  t.rows.begin == tc.rows.begin && t.rows.end == tc.rows.end;
         if (!every_pixel) {
-          for (int64_t c = 0; c < g.channels; ++c) std::fill_n(first + c * taps * ld, ld, 0.0f);
+          for (int64_t c = 0; c < g.channels; ++c) {
+            std::fill_n(first + c * taps * ld, g.images * pixels, 0.0f);
+          }
         }
         cpu_gemm::RowBlocks blocks;
         blocks.outer = g.channels;

@@ -13,11 +13,12 @@ namespace convlab::im2col {
 
 /// The column buffer of one tap class (strategy/im2col_tap_classes.hpp) for the g.images
 /// images of one group starting at x_group: col[C/g * class_taps, images * class_pixels],
-/// row (c, i, j) over the class's taps in that order, column image * class_pixels +
-/// (oh - rows.begin) * cols-width + (ow - cols.begin). Taps of the class that read padding for
-/// some of its pixels (its hull) hold zeros there.
-void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group,
-                      float* col, CpuIsa isa);
+/// rows `ld` floats apart (ld >= images * class_pixels; the floats past a row's columns are
+/// not written), row (c, i, j) over the class's taps in that order, column image *
+/// class_pixels + (oh - rows.begin) * cols-width + (ow - cols.begin). Taps of the class that
+/// read padding for some of its pixels (its hull) hold zeros there.
+void im2col_class_cpu(const Im2colGeometry& g, const TapClass& tc, const float* x_group, float* col,
+                      int64_t ld, CpuIsa isa);
 
 /// The adjoint of im2col_class_cpu: adds each entry of a class's column buffer into the dx
 /// element its forward tap read (padding entries are dropped). Classes are added in turn into
