@@ -14,7 +14,7 @@
 /// when the executor asks for filter blocks (the CPU), a block of them that each worker
 /// transforms for every chunk, so that U never leaves the cache (backward-filter: only when
 /// the tiles are one chunk, since dU sums over the chunks, and that chunk was not grown to
-/// dU's size, gradient_chunk_per_filter). Where the tiles are one chunk, the
+/// dU's size, gradient_chunk_filter_percent). Where the tiles are one chunk, the
 /// workers share that chunk's transforms and split the blocks of rows instead of taking
 /// chunks, so that each block of U is transformed once, not once per worker.
 /// Workspace (bytes, in this order):
@@ -104,13 +104,13 @@ struct WinogradOptions {
   int64_t chunk_multiple = 1;     ///< auto rounds the chunk down to a multiple of this (>= 1)
   bool chunk_per_worker = false;  ///< auto: at most ceil(tiles / workers), a chunk each
   /// Backward-filter, auto, where dU is larger than gradient_chunk_min_filter_bytes: the
-  /// chunks' V and P may take up to this many times dU's bytes where that is more than
+  /// chunks' V and P may take up to this many hundredths of dU's bytes where that is more than
   /// chunk_bytes (0: chunk_bytes alone), the tiles dealt evenly to as few chunks as that
   /// allows, a multiple of the workers with chunk_per_worker. Every chunk's GEMMs read and
   /// write the whole of dU, so chunks much smaller than a dU out of cache spend more on dU than
   /// on their tiles; the workspace then scales with the filter, still not with the batch.
   /// Such a chunk takes no filter blocks, even where it holds every tile.
-  int64_t gradient_chunk_per_filter = 0;
+  int64_t gradient_chunk_filter_percent = 0;
   int64_t gradient_chunk_min_filter_bytes = 0;
   /// Destination channels per filter block: 0 keeps U whole; otherwise each worker transforms
   /// U in blocks of this many rows (at most Cd) per chunk (backward-filter: if one chunk). An
@@ -157,7 +157,7 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
   if ((options.m != 2 && options.m != 4) || options.chunk < 0 || options.chunk_bytes < 1 ||
       options.workers < 1 || align < 4 || (align & (align - 1)) != 0 || options.library_bytes < 0 ||
       options.point_skew_floats < 0 || options.min_chunk < 1 || options.chunk_multiple < 1 ||
-      options.filter_rows < 0 || options.gradient_chunk_per_filter < 0 ||
+      options.filter_rows < 0 || options.gradient_chunk_filter_percent < 0 ||
       options.gradient_chunk_min_filter_bytes < 0 || options.block_chunk_tiles < 0) {
     throw Error(ErrorCode::invalid_argument,
                 "winograd_layout " + p.descriptor() + ": bad options (m " +
@@ -167,8 +167,8 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
                     std::to_string(options.point_skew_floats) + ", min chunk " +
                     std::to_string(options.min_chunk) + ", chunk multiple " +
                     std::to_string(options.chunk_multiple) + ", filter rows " +
-                    std::to_string(options.filter_rows) + ", gradient chunk per filter " +
-                    std::to_string(options.gradient_chunk_per_filter) + " past " +
+                    std::to_string(options.filter_rows) + ", gradient chunk " +
+                    std::to_string(options.gradient_chunk_filter_percent) + " % of dU past " +
                     std::to_string(options.gradient_chunk_min_filter_bytes) +
                     " B, block chunk tiles " + std::to_string(options.block_chunk_tiles) + ")");
   }
@@ -212,11 +212,11 @@ inline WinogradLayout winograd_layout(const ConvProblem& p, Pass pass,
     const int64_t filter_bytes =
         checked_mul(checked_mul(4 * points, l.src_channels, "filter transform"), l.dst_channels,
                     "filter transform");
-    if (pass == Pass::backward_filter && options.gradient_chunk_per_filter > 0 &&
+    if (pass == Pass::backward_filter && options.gradient_chunk_filter_percent > 0 &&
         filter_bytes > options.gradient_chunk_min_filter_bytes && !one_block_chunk) {
       int64_t by_filter =
-          checked_mul(filter_bytes, options.gradient_chunk_per_filter, "chunk per filter") /
-          per_tile;
+          checked_mul(filter_bytes, options.gradient_chunk_filter_percent, "chunk per filter") /
+          100 / per_tile;
       if (by_filter < options.min_chunk) by_filter = options.min_chunk;
       if (by_filter > chunk) {
         int64_t chunks = (l.tiles + by_filter - 1) / by_filter;

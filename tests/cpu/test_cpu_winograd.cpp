@@ -298,6 +298,35 @@ TEST_F(CpuWinograd, WorkspaceIsTheFormulaAndBoundedByTheChunk) {
   EXPECT_EQ(winograd().plan(p, Pass::forward, {{"variant", "f2"}})->info().transform, "F(2x2,3x3)");
 }
 
+// Backward-filter's chunks grow with a dU past 8 MiB by the CPU's rule: up to twice dU's bytes
+// of V and P on AMD CPUs, half of them elsewhere (measured on one VM of each vendor), which
+// the plan records. Both rules are checked here on any CPU through the layout's options.
+TEST_F(CpuWinograd, GradientChunksFollowTheVendorRule) {
+  const int previous = num_threads();
+  set_num_threads(1);
+  const int64_t percent = winograd::cpu_winograd_gradient_chunk_percent();
+  EXPECT_EQ(percent, cpu_vendor() == CpuVendor::amd ? 200 : 50);
+  // ResNet-50's 14x14 layer at mb 16: dU of 9 MiB, 256 tiles of 73.7 KB of V and P; VGG-16's
+  // conv5_1: dU of 36 MiB, 256 tiles of 147 KB.
+  const ConvProblem res4a = problem("mb16ic256ih14oc256kh3ph1");
+  const ConvProblem conv5_1 = problem("mb16ic512ih14oc512kh3ph1");
+  auto chunk = [](const ConvProblem& p, int64_t rule) {
+    winograd::WinogradOptions o =
+        winograd::cpu_winograd_options(resolve_knobs("cpu.winograd", winograd().info().knobs, {}));
+    o.gradient_chunk_filter_percent = rule;
+    return winograd::winograd_layout(p, Pass::backward_filter, o).chunk;
+  };
+  EXPECT_EQ(chunk(res4a, 200), 256);  // 2 dU: every tile in one chunk
+  EXPECT_EQ(chunk(res4a, 50), 64);    // dU / 2: 64 tiles, the 2 MiB chunk's own
+  EXPECT_EQ(chunk(conv5_1, 200), 256);
+  EXPECT_EQ(chunk(conv5_1, 50), 128);
+  auto plan = winograd().plan(res4a, Pass::backward_filter, {});
+  EXPECT_EQ(detail(*plan, "tiles_per_chunk"), percent == 200 ? "256" : "64");
+  EXPECT_EQ(detail(*plan, "gradient_chunk_limit"),
+            std::to_string(percent) + "% of dU past 8388608 B");
+  set_num_threads(previous);
+}
+
 // Auto filter blocks: U larger than 4 MiB goes in blocks only where no worker runs two chunks
 // (a worker would otherwise transform each block once per chunk); the blocks are at most
 // 3 MiB in whole 6-row register tiles.
@@ -393,7 +422,8 @@ TEST_F(CpuWinograd, LargeGradientTransformsBypassTheCache) {
   auto gradient_stores = [&](const char* descriptor, Pass pass) {
     return detail(*winograd().plan(problem(descriptor), pass, {}), "gradient_stores");
   };
-  EXPECT_EQ(gradient_stores("mb16ic256ih14oc256kh3ph1", Pass::backward_filter), "streamed");
+  // VGG-16's conv5_1 at mb 16: P of 9 MiB in chunks of 128 tiles (18 MiB in 256 on AMD CPUs).
+  EXPECT_EQ(gradient_stores("mb16ic512ih14oc512kh3ph1", Pass::backward_filter), "streamed");
   EXPECT_EQ(gradient_stores("mb16ic64ih56oc64kh3ph1", Pass::backward_filter), "cached");
   EXPECT_EQ(gradient_stores("mb16ic256ih14oc256kh3ph1", Pass::forward), "(no gradient_stores)");
   // 512 tiles in chunks of 500 and 12: P[xi] is 128 rows of 500 floats (9 MiB in all), so a

@@ -173,7 +173,7 @@ TEST(WinogradGeometry, AutoChunkFollowsTheExecutorsRules) {
   EXPECT_EQ(winograd::winograd_layout(p, Pass::forward, o).chunk, 400);
 }
 
-// Backward-filter's auto chunk grows to gradient_chunk_per_filter times dU's bytes where dU is
+// Backward-filter's auto chunk grows to gradient_chunk_filter_percent of dU's bytes where dU is
 // past gradient_chunk_min_filter_bytes: the tiles dealt evenly to as few chunks as that allows
 // (a multiple of the workers with chunk_per_worker), and such a chunk takes no filter blocks.
 TEST(WinogradGeometry, GradientChunksGrowWithTheFilter) {
@@ -183,7 +183,7 @@ TEST(WinogradGeometry, GradientChunksGrowWithTheFilter) {
   o.chunk_bytes = 10 * per_tile;
   o.min_chunk = 1;
   EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).chunk, 10);
-  o.gradient_chunk_per_filter = 2;  // V and P of 2 dU: 32 tiles, so 13 chunks of 31
+  o.gradient_chunk_filter_percent = 200;  // V and P of 2 dU: 32 tiles, so 13 chunks of 31
   const WinogradLayout sized = winograd::winograd_layout(p, Pass::backward_filter, o);
   EXPECT_EQ(sized.chunk, 31);
   EXPECT_EQ(sized.chunks, 13);
@@ -194,17 +194,24 @@ TEST(WinogradGeometry, GradientChunksGrowWithTheFilter) {
   EXPECT_EQ(dealt.chunk, 27);
   EXPECT_EQ(dealt.chunks, 15);
   EXPECT_EQ(dealt.partials, 2);
+  o.gradient_chunk_filter_percent = 250;  // 2.5 dU: 40 tiles, so 10 chunks, 12 with 3 workers
+  const WinogradLayout fraction = winograd::winograd_layout(p, Pass::backward_filter, o);
+  EXPECT_EQ(fraction.chunk, 34);
+  EXPECT_EQ(fraction.chunks, 12);
+  o.gradient_chunk_filter_percent = 50;  // 8 tiles, fewer than the chunk bytes' 10: those
+  EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).chunk, 10);
+  o.gradient_chunk_filter_percent = 200;
   o.gradient_chunk_min_filter_bytes = filter_bytes;  // dU within it: the chunk bytes alone
   EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).chunk, 10);
   o.gradient_chunk_min_filter_bytes = 0;
   o.workers = 1;
   o.chunk_per_worker = false;
   o.filter_rows = 8;  // every tile in one chunk sized by dU: no blocks
-  o.gradient_chunk_per_filter = 100;
+  o.gradient_chunk_filter_percent = 10000;
   const WinogradLayout whole = winograd::winograd_layout(p, Pass::backward_filter, o);
   EXPECT_EQ(whole.chunks, 1);
   EXPECT_EQ(whole.filter_rows, 32);
-  o.gradient_chunk_per_filter = 0;  // one chunk by the chunk bytes: blocks
+  o.gradient_chunk_filter_percent = 0;  // one chunk by the chunk bytes: blocks
   o.chunk_bytes = 400 * per_tile;
   EXPECT_EQ(winograd::winograd_layout(p, Pass::backward_filter, o).filter_rows, 8);
 }
@@ -252,7 +259,7 @@ TEST(WinogradGeometry, BadOptionsAreRefusedByName) {
   WinogradOptions no_multiple;
   no_multiple.chunk_multiple = 0;
   WinogradOptions negative_ratio;
-  negative_ratio.gradient_chunk_per_filter = -1;
+  negative_ratio.gradient_chunk_filter_percent = -1;
   WinogradOptions negative_floor;
   negative_floor.gradient_chunk_min_filter_bytes = -1;
   WinogradOptions negative_block_chunk;

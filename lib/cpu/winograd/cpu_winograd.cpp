@@ -48,7 +48,7 @@
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
 // tiles and at most ceil(tiles / T); in filter blocks, all of at most 144 tiles on one thread,
 // 192 on more (forward, backward-data); backward-filter, where dU is past
-// kWinogradCpuGradientChunkMinFilterBytes, up to kWinogradCpuGradientChunkPerFilter times dU's
+// kWinogradCpuGradientChunkMinFilterBytes, up to cpu_winograd_gradient_chunk_percent() % of dU's
 // bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
 // workspace is bounded by the chunk, not the batch:
 //   filter  = alpha^2 (pad16(rows Cs) + 16)   U (forward, backward-data) or dU (backward-filter);
@@ -109,8 +109,9 @@
 #include "convlab/error.hpp"
 #include "convlab/registry.hpp"
 #include "convlab/threads.hpp"
-#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
 #include "cpu/gemm_kernels/transpose.hpp"
+#include "cpu/gemm_kernels/unpacked_sgemm.hpp"
+#include "cpu/isa.hpp"
 #include "strategy/winograd_geometry.hpp"
 #include "strategy/winograd_host.hpp"
 #include "strategy/winograd_transform.hpp"
@@ -171,6 +172,10 @@ class WinogradPlan final : public Plan {
     info_.details.emplace_back("isa", to_string(isa_));
     if (pass_ == Pass::backward_filter) {
       info_.details.emplace_back("gradient_stores", stream_gradient_ ? "streamed" : "cached");
+      info_.details.emplace_back(
+          "gradient_chunk_limit",
+          std::to_string(cpu_winograd_gradient_chunk_percent()) + "% of dU past " +
+              std::to_string(kWinogradCpuGradientChunkMinFilterBytes) + " B");
     }
   }
 
@@ -520,7 +525,8 @@ std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs = winograd_knobs(
       "a multiple of 64 within 2 MiB of transforms, at least 64, at most tiles / "
       "threads; where U is in blocks, forward's and backward-data's tiles up to 144 (192 on "
-      "more than one thread) one chunk");
+      "more than one thread) one chunk; backward-filter, where dU is past 8 MiB, even chunks "
+      "(a multiple of the threads) of up to twice dU's bytes (AMD CPUs) or half (others)");
   knobs.push_back(integer_knob(
       "filter_rows", "auto", 1, INT_MAX, true, "",
       "forward and backward-data (backward-filter when its tiles are one chunk): destination "
@@ -599,9 +605,14 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs) {
   // auto chunk of 113 tiles (the 56x56 layer's 2 MiB) ran 10-20 % slower than 64 or 128.
   options.chunk_multiple = kMaxRunTiles;
   options.chunk_per_worker = true;
-  options.gradient_chunk_per_filter = kWinogradCpuGradientChunkPerFilter;
+  options.gradient_chunk_filter_percent = cpu_winograd_gradient_chunk_percent();
   options.gradient_chunk_min_filter_bytes = kWinogradCpuGradientChunkMinFilterBytes;
   return winograd_options(knobs, options);
+}
+
+int64_t cpu_winograd_gradient_chunk_percent() {
+  return cpu_vendor() == CpuVendor::amd ? kWinogradCpuGradientChunkPercentAmd
+                                        : kWinogradCpuGradientChunkPercentOther;
 }
 
 int64_t cpu_winograd_staging_point(Pass pass) {
