@@ -186,22 +186,13 @@ struct Chunk {
   int64_t group = 0, image = 0, count = 0;
 };
 
-// Rows [begin, end) of a matrix or channels of a tensor.
-struct RowRange {
-  int64_t begin = 0, end = 0;
-};
-
 // Which share of the class GEMMs a worker computes: part `index` of `count` of their output
 // rows (channels mode) or of their input channels (in_channels mode), or all of them.
 struct RowPart {
   int64_t index = 0, count = 1;
   // This part's [begin, end) of n rows, cut at multiples of `unit` (the GEMM's register tile
   // rows) where the split allows.
-  RowRange share(int64_t n, int64_t unit = 1) const {
-    const int64_t units = (n + unit - 1) / unit;
-    return {std::min(n, units * index / count * unit),
-            std::min(n, units * (index + 1) / count * unit)};
-  }
+  RowRange share(int64_t n, int64_t unit = 1) const { return row_part(n, index, count, unit); }
 };
 
 // One worker's buffers for the tap classes; index holds the current class's filter columns.

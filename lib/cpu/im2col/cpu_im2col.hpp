@@ -184,15 +184,25 @@ inline constexpr int64_t kInChannelsMinChannels = 64;
 /// "Backward-filter split by input channels").
 inline constexpr int64_t kFilterChannelsMinChannels = 128;
 
-/// The rows of the largest of `parts` parts of n rows cut at multiples of the unpacked GEMM's
-/// register tile rows where the split allows (as the channels modes cut them).
+/// Rows [begin, end) of a matrix or channels of a tensor.
+struct RowRange {
+  int64_t begin = 0, end = 0;
+};
+
+/// Part `index` of `parts` of n rows, cut at multiples of `unit` (the unpacked GEMM's register
+/// tile rows, where the split allows): the channels modes' split, for the run and the layout.
+inline RowRange row_part(int64_t n, int64_t index, int64_t parts, int64_t unit) {
+  const int64_t units = (n + unit - 1) / unit;
+  return {std::min(n, units * index / parts * unit),
+          std::min(n, units * (index + 1) / parts * unit)};
+}
+
+/// The rows of the largest of `parts` parts of n rows cut as the channels modes cut them.
 inline int64_t largest_channel_part(int64_t n, int64_t parts) {
-  const int64_t unit = cpu_gemm::kUnpackedSgemmRows, units = (n + unit - 1) / unit;
   int64_t largest = 0;
   for (int64_t index = 0; index < parts; ++index) {
-    const int64_t begin = std::min(n, units * index / parts * unit);
-    const int64_t end = std::min(n, units * (index + 1) / parts * unit);
-    largest = std::max(largest, end - begin);
+    const RowRange part = row_part(n, index, parts, cpu_gemm::kUnpackedSgemmRows);
+    largest = std::max(largest, part.end - part.begin);
   }
   return largest;
 }
