@@ -324,6 +324,22 @@ TEST_F(CpuWinograd, GradientChunksFollowTheVendorRule) {
   EXPECT_EQ(detail(*plan, "tiles_per_chunk"), percent == 200 ? "256" : "64");
   EXPECT_EQ(detail(*plan, "gradient_chunk_limit"),
             std::to_string(percent) + "% of dU past 8388608 B");
+  // On two threads, other CPUs take up to 192 tiles as one chunk in blocks the workers share
+  // (the 14x14 layer at mb 12: 3 MiB / (36 * 256 * 4 bytes) = 85 rows, 84 in register tiles);
+  // AMD CPUs deal a chunk of twice dU to each worker. One thread keeps the chunks.
+  const bool amd = cpu_vendor() == CpuVendor::amd;
+  const ConvProblem res4a_mb12 = problem("mb12ic256ih14oc256kh3ph1");
+  EXPECT_EQ(detail(*winograd().plan(res4a_mb12, Pass::backward_filter, {}), "tiles_per_chunk"),
+            amd ? "192" : "64");
+  set_num_threads(2);
+  auto shared = winograd().plan(res4a_mb12, Pass::backward_filter, {});
+  EXPECT_EQ(detail(*shared, "tiles_per_chunk"), amd ? "96" : "192");
+  EXPECT_EQ(detail(*shared, "filter_rows"),
+            amd ? "all, once per group" : "84 per block, per chunk");
+  EXPECT_EQ(detail(*shared, "chunk_workers"), "2");
+  EXPECT_EQ(detail(*winograd().plan(problem("mb13ic256ih14oc256kh3ph1"), Pass::backward_filter, {}),
+                   "filter_rows"),
+            "all, once per group");  // 208 tiles
   set_num_threads(previous);
 }
 

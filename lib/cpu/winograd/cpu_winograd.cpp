@@ -47,7 +47,8 @@
 // group are taken `chunk` at a time (knob `tiles`; auto keeps the chunk's V and M within
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
 // tiles and at most ceil(tiles / T); in filter blocks, all of at most 144 tiles on one thread,
-// 192 on more (forward, backward-data); backward-filter, where dU is past
+// 192 on more (forward, backward-data; backward-filter 192 on more than one thread, not on AMD
+// CPUs); backward-filter, where dU is past
 // kWinogradCpuGradientChunkMinFilterBytes, up to cpu_winograd_gradient_chunk_percent() % of dU's
 // bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
 // workspace is bounded by the chunk, not the batch:
@@ -525,16 +526,17 @@ std::vector<KnobSpec> cpu_winograd_knobs() {
   std::vector<KnobSpec> knobs = winograd_knobs(
       "a multiple of 64 within 2 MiB of transforms, at least 64, at most tiles / "
       "threads; where U is in blocks, forward's and backward-data's tiles up to 144 (192 on "
-      "more than one thread) one chunk; backward-filter, where dU is past 8 MiB, even chunks "
-      "(a multiple of the threads) of up to twice dU's bytes (AMD CPUs) or half (others)");
+      "more than one thread) one chunk, backward-filter's up to 192 on more than one thread "
+      "(not on AMD CPUs); else backward-filter, where dU is past 8 MiB, even chunks (a multiple "
+      "of the threads) of up to twice dU's bytes (AMD CPUs) or half (others)");
   knobs.push_back(integer_knob(
       "filter_rows", "auto", 1, INT_MAX, true, "",
       "forward and backward-data (backward-filter when its tiles are one chunk): destination "
       "channels per block of the filter transform, "
       "transformed with each chunk (at least the destination channels: U whole, once per "
       "group); auto: whole when U is at most 4 MiB or a worker runs several chunks (except "
-      "tiles up to 144, or 192 on more than one thread, then one chunk), else blocks of at most "
-      "3 MiB"));
+      "tiles up to 144, or 192 on more than one thread, then one chunk; backward-filter: 192 "
+      "on more than one thread, not on AMD CPUs), else blocks of at most 3 MiB"));
   knobs.push_back(choice_knob(
       "gradient_stores", "auto", {"auto", "streamed", "cached"}, "",
       "backward-filter: how the gradient transform writes P, the chunk's products: streamed "
@@ -629,7 +631,9 @@ bool cpu_winograd_streams_gradient(Pass pass, const WinogradLayout& layout,
 }
 
 int64_t cpu_winograd_block_chunk_tiles(Pass pass, int64_t workers) {
-  if (pass == Pass::backward_filter) return 0;
+  if (pass == Pass::backward_filter) {
+    return workers > 1 && cpu_vendor() != CpuVendor::amd ? kWinogradCpuSharedGradientChunkTiles : 0;
+  }
   return workers > 1 ? kWinogradCpuSharedBlockChunkTiles : kWinogradCpuBlockChunkTiles;
 }
 

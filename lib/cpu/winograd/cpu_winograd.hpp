@@ -61,8 +61,15 @@ inline constexpr int64_t kWinogradCpuBlockChunkTiles = 144;
 /// it lost in 15 of 21 cases (1.04-1.45). Measured at two threads only: more workers take the
 /// same bound.
 inline constexpr int64_t kWinogradCpuSharedBlockChunkTiles = 192;
-/// The layout's block_chunk_tiles for `pass` on `workers` threads: the constants above
-/// (forward and backward-data), 0 for backward-filter.
+/// Backward-filter's tiles up to this many are one chunk in filter blocks where two or more
+/// workers share it, on CPUs other than AMD: on the Intel Xeon VM (family 6 model 167) at two
+/// threads, against the chunks of half dU, one per worker, that ran ResNet-50's 14x14 layer at
+/// mb 12, VGG-16's conv5_1 at mb 9 and 12, ResNet-50's 7x7 layer at mb 36 and 48 and L5 at mb 9
+/// and 16 in 0.82-0.98 of the time, ResNet-50's 14x14 layer at mb 9 in 1.01 and AlexNet's conv3
+/// at mb 12 in 1.06; at one thread it lost on the 256-channel layers (1.09-1.11), so one thread
+/// keeps the chunks (docs/strategy-winograd.md). Not measured on AMD CPUs.
+inline constexpr int64_t kWinogradCpuSharedGradientChunkTiles = 192;
+/// The layout's block_chunk_tiles for `pass` on `workers` threads: the constants above.
 int64_t cpu_winograd_block_chunk_tiles(Pass pass, int64_t workers);
 
 /// Backward-filter's gradient transform writes P, the chunk's alpha^2 Kg x chunk products, with
