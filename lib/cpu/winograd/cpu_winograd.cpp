@@ -48,9 +48,9 @@
 // kWinogradCpuChunkBytes, in multiples of 64 tiles, but takes at least kWinogradCpuMinChunk
 // tiles and at most ceil(tiles / T); in filter blocks, all of at most 144 tiles on one thread,
 // 192 on more (forward, backward-data; backward-filter 192 on more than one thread, not on AMD
-// CPUs); backward-filter, where dU is past
-// kWinogradCpuGradientChunkMinFilterBytes, up to cpu_winograd_gradient_chunk_percent() % of dU's
-// bytes in even chunks, a multiple of T: every chunk reads and writes all of dU), so the
+// CPUs); backward-filter, where dU is past kWinogradCpuGradientChunkMinFilterBytes, up to
+// cpu_winograd_gradient_chunk_percent() % of dU's bytes in even chunks, a multiple of T: every
+// chunk reads and writes all of dU), so the
 // workspace is bounded by the chunk, not the batch:
 //   filter  = alpha^2 (pad16(rows Cs) + 16)   U (forward, backward-data) or dU (backward-filter);
 //             rows = Cd, or a block (then one filter buffer per worker)

@@ -24,15 +24,15 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs);
 /// chunks of twice dU ran ResNet-50's 14x14 layer and VGG-16's conv3_2 to conv5_1 in 0.81-0.94
 /// of the time at one thread, but VGG-16's conv3_1, whose dU of 4.5 MiB stays in cache between
 /// chunks, in 1.10: the floor is 8 MiB, between the two. On the Intel Xeon VM (family 6 model
-/// 167, 2 MiB of L2 per core) those large chunks lost: 256-channel layers ran fastest in the
-/// chunks of 64 tiles the 2 MiB rule gives, 512-channel ones in chunks of about 128, which is
-/// half of dU (docs/strategy-winograd.md, "Backward-filter's chunks on the Intel VM").
+/// 167, 2 MiB of L2 per core) those large chunks lost: 256-channel layers ran fastest in
+/// chunks of 64 tiles, 512-channel ones in about 128, both V and P of half dU's bytes
+/// (docs/strategy-winograd.md, "Backward-filter's chunks on the Intel VM").
+inline constexpr int64_t kWinogradCpuGradientChunkMinFilterBytes = int64_t{8} << 20;
 inline constexpr int64_t kWinogradCpuGradientChunkPercentAmd = 200;
 inline constexpr int64_t kWinogradCpuGradientChunkPercentOther = 50;
 /// kWinogradCpuGradientChunkPercentAmd on AMD CPUs, where it was measured to pay, else
 /// kWinogradCpuGradientChunkPercentOther.
 int64_t cpu_winograd_gradient_chunk_percent();
-inline constexpr int64_t kWinogradCpuGradientChunkMinFilterBytes = int64_t{8} << 20;
 
 /// The whole U (alpha^2 Cd Cs floats) up to which auto keeps it whole, transformed once per
 /// group; past it, where no worker runs more than one chunk, forward and backward-data
