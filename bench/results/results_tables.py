@@ -24,8 +24,10 @@ COUNTERPART = OrderedDict([("cpu.im2col", "cpu.onednn.direct"),
                            ("cpu.fft", BASELINE), ("cpu.fft_tiled", BASELINE)])
 PASSES = ["fwd", "bwd_data", "bwd_filter"]
 # AMD's family 19h (Zen 3 and Zen 4); models 10h-1Fh are Zen 4 "Genoa" (EPYC 9004). Family
-# 17h model 01h is Zen 1 "Naples" (EPYC 7001).
+# 1Ah is Zen 5, whose models 00h-0Fh are "Turin" (EPYC 9005). Family 17h model 01h is Zen 1
+# "Naples" (EPYC 7001).
 MICROARCHITECTURE = {**{(25, m): "Zen 4, EPYC 9004 \"Genoa\"" for m in range(0x10, 0x20)},
+                     **{(26, m): "Zen 5, EPYC 9005 \"Turin\"" for m in range(0x00, 0x10)},
                      (23, 0x01): "Zen 1, EPYC 7001 \"Naples\"",
                      (6, 0x8F): "Sapphire Rapids, 4th-generation Xeon Scalable",
                      (6, 0xCF): "Emerald Rapids, 5th-generation Xeon Scalable"}
