@@ -62,10 +62,15 @@ struct BLanes {
 /// allocation) unless it lies in the readable span. cpu.im2col's masked columns read the taps of
 /// the unpadded image so, the bits clearing the taps that fall in its padding
 /// (strategy/im2col_masked_columns.hpp).
+///
+/// With `stream_a`, A stored [m, k] without an index is read from memory rather than cache
+/// (cpu.winograd's transformed filter of one point, read once per chunk of tiles): the
+/// product fetches each row's floats a few lines ahead of the steps that read them. The same
+/// sums.
 void unpacked_sgemm(CpuIsa isa, bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                     const int64_t* a_index = nullptr, const int64_t* b_index = nullptr,
-                    const BLanes* b_lanes = nullptr);
+                    const BLanes* b_lanes = nullptr, bool stream_a = false);
 
 /// Whether the build for `isa` reads a masked B's vectors by native masked loads, as cheap as
 /// plain ones (AVX-512's k-masks). The others read the vectors in the readable span plainly
@@ -78,7 +83,8 @@ bool unpacked_sgemm_native_lane_loads(CpuIsa isa);
   namespace isa {                                                                                 \
   void unpacked_sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, \
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc,             \
-                      const int64_t* a_index, const int64_t* b_index, const BLanes* b_lanes);     \
+                      const int64_t* a_index, const int64_t* b_index, const BLanes* b_lanes,      \
+                      bool stream_a);                                                             \
   bool native_lane_loads();                                                                       \
   }
 CONVLAB_DECLARE_UNPACKED_SGEMM(generic)

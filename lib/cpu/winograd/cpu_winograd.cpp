@@ -426,14 +426,16 @@ class WinogradPlan final : public Plan {
   }
 
   // M[xi] rows [r0, r0 + rows) = U[xi] (rows x Cs, the block's) * V[xi] (Cs x count), on the
-  // worker's one thread.
+  // worker's one thread. U[xi] is read once per chunk, from memory where U is whole: the GEMM
+  // fetches it ahead (stream_a).
   void multiply(const float* u, const float* v, float* prod, int64_t count, int64_t r0,
                 int64_t rows) const {
     const int64_t cs = l_.src_channels;
     for (int64_t xi = 0; xi < kPoints; ++xi) {
       cpu_gemm::unpacked_sgemm(isa_, false, rows, count, cs, u + xi * l_.filter_point, cs,
                                v + xi * l_.input_point, l_.chunk, 0.0f,
-                               prod + xi * l_.product_point + r0 * l_.chunk, l_.chunk);
+                               prod + xi * l_.product_point + r0 * l_.chunk, l_.chunk, nullptr,
+                               nullptr, nullptr, true);
     }
   }
 
