@@ -26,7 +26,10 @@ WinogradOptions cpu_winograd_options(const KnobValues& knobs);
 /// chunks, in 1.10: the floor is 8 MiB, between the two. On the Intel Xeon VM (family 6 model
 /// 167, 2 MiB of L2 per core) those large chunks lost: 256-channel layers ran fastest in
 /// chunks of 64 tiles, 512-channel ones in about 128, both V and P of half dU's bytes
-/// (docs/strategy-winograd.md, "Backward-filter's chunks on the Intel VM").
+/// (docs/strategy-winograd.md, "Backward-filter's chunks on the Intel VM"). On the AMD EPYC
+/// Zen 5 VM twice dU held: half of it lost on ResNet-50's 14x14 layer, AlexNet's conv3 and,
+/// at two threads, VGG-16's conv4_1, and was even on the rest ("Both backward-filter rules on
+/// the AMD EPYC Zen 5 VM").
 inline constexpr int64_t kWinogradCpuGradientChunkMinFilterBytes = int64_t{8} << 20;
 inline constexpr int64_t kWinogradCpuGradientChunkPercentAmd = 200;
 inline constexpr int64_t kWinogradCpuGradientChunkPercentOther = 50;
